@@ -1,0 +1,419 @@
+//! The fixed 600-action encoding, the packed legal-action mask, and human move notation.
+
+use std::fmt;
+
+use crate::error::NotationError;
+use crate::types::{NUM_POINTS, Point};
+
+/// Size of the action space: 24 point actions plus 24×24 from-to moves.
+pub const NUM_ACTIONS: usize = NUM_POINTS + NUM_POINTS * NUM_POINTS;
+
+/// An action index in the fixed 600-action space (OpenSpiel's encoding).
+///
+/// * `0..24`: a point action: place a piece on that point, or, while a removal is pending,
+///   remove the opposing piece on that point.
+/// * `24 + from·24 + to`: move a piece from `from` to `to` (a slide, or a fly).
+///
+/// Any `u16` can be wrapped, so actions read from outside (a tensor, a file) need no
+/// conversion; [`Position::apply`](crate::Position::apply) rejects out-of-range and illegal ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[repr(transparent)]
+pub struct Action(pub u16);
+
+impl Action {
+    /// The point action on `p` (a placement, or a removal when one is pending).
+    #[inline]
+    pub const fn point(p: Point) -> Action {
+        Action(p.index() as u16)
+    }
+
+    /// The move action from `from` to `to`.
+    #[inline]
+    pub const fn movement(from: Point, to: Point) -> Action {
+        Action((NUM_POINTS + from.index() * NUM_POINTS + to.index()) as u16)
+    }
+
+    /// The index as `usize`.
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The action with index `i`, if `i < 600`.
+    #[inline]
+    pub const fn try_index(i: usize) -> Option<Action> {
+        if i < NUM_ACTIONS { Some(Action(i as u16)) } else { None }
+    }
+
+    /// Whether this index lies in the action space.
+    #[inline]
+    pub const fn is_in_range(self) -> bool {
+        (self.0 as usize) < NUM_ACTIONS
+    }
+
+    /// For a point action, its point.
+    #[inline]
+    pub const fn as_point(self) -> Option<Point> {
+        Point::try_index(self.0 as usize)
+    }
+
+    /// For a move action, `(from, to)`.
+    #[inline]
+    pub const fn as_movement(self) -> Option<(Point, Point)> {
+        let i = self.0 as usize;
+        if i < NUM_POINTS || i >= NUM_ACTIONS {
+            return None;
+        }
+        let m = i - NUM_POINTS;
+        Some((
+            Point::from_index_unchecked(m / NUM_POINTS),
+            Point::from_index_unchecked(m % NUM_POINTS),
+        ))
+    }
+}
+
+/// Number of `u64` words in an [`ActionMask`].
+pub const MASK_WORDS: usize = NUM_ACTIONS.div_ceil(64);
+
+/// A set of actions: 600 bits packed into ten `u64` words (bit `a % 64` of word `a / 64`).
+///
+/// Bits 600..640 are always zero. `legal == 1` is the only mask convention in this project.
+///
+/// ```
+/// use morris_env::{Action, ActionMask};
+/// let mut m = ActionMask::EMPTY;
+/// m.insert(Action(3));
+/// m.insert(Action(599));
+/// assert_eq!(m.count(), 2);
+/// assert_eq!(m.nth(1), Some(Action(599)));
+/// assert_eq!(m.iter().collect::<Vec<_>>(), vec![Action(3), Action(599)]);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ActionMask(pub [u64; MASK_WORDS]);
+
+impl ActionMask {
+    /// The empty mask (also the mask of a finished game).
+    pub const EMPTY: ActionMask = ActionMask([0; MASK_WORDS]);
+
+    /// Whether `a` is in the set. Out-of-range actions never are.
+    #[inline]
+    pub const fn has(&self, a: Action) -> bool {
+        let i = a.0 as usize;
+        i < NUM_ACTIONS && self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Adds `a`; out-of-range actions are ignored.
+    #[inline]
+    pub fn insert(&mut self, a: Action) {
+        let i = a.0 as usize;
+        if i < NUM_ACTIONS {
+            self.0[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// Removes `a`.
+    #[inline]
+    pub fn remove(&mut self, a: Action) {
+        let i = a.0 as usize;
+        if i < NUM_ACTIONS {
+            self.0[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
+    /// ORs a 24-bit set into bits `offset..offset + 24`. `offset + 24 <= 600`.
+    #[inline]
+    pub(crate) fn or_bits24(&mut self, offset: usize, bits: u32) {
+        debug_assert!(offset + NUM_POINTS <= NUM_ACTIONS && bits < (1 << 24));
+        let (w, s) = (offset / 64, offset % 64);
+        let v = (bits as u128) << s;
+        self.0[w] |= v as u64;
+        if s > 64 - NUM_POINTS {
+            self.0[w + 1] |= (v >> 64) as u64;
+        }
+    }
+
+    /// Number of actions in the set.
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether the set is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// The `n`-th action in increasing order (0-based), if there are more than `n`.
+    #[inline]
+    pub fn nth(&self, mut n: u32) -> Option<Action> {
+        for (wi, &w) in self.0.iter().enumerate() {
+            let c = w.count_ones();
+            if n < c {
+                return Some(Action((wi * 64) as u16 + select_in_word(w, n) as u16));
+            }
+            n -= c;
+        }
+        None
+    }
+
+    /// Iterates the actions in increasing order.
+    #[inline]
+    pub fn iter(&self) -> ActionMaskIter {
+        ActionMaskIter { words: self.0, word: 0 }
+    }
+
+    /// Writes the mask as 600 bytes, 1 for legal and 0 for illegal (for tensors).
+    ///
+    /// # Panics
+    /// If `out.len() != 600`.
+    pub fn write_u8(&self, out: &mut [u8]) {
+        assert_eq!(out.len(), NUM_ACTIONS, "mask row must have {NUM_ACTIONS} entries");
+        for (chunk, &w) in out.chunks_mut(64).zip(self.0.iter()) {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                *o = ((w >> i) & 1) as u8;
+            }
+        }
+    }
+
+    /// Writes the mask as 600 booleans, `true` for legal.
+    ///
+    /// # Panics
+    /// If `out.len() != 600`.
+    pub fn write_bool(&self, out: &mut [bool]) {
+        assert_eq!(out.len(), NUM_ACTIONS, "mask row must have {NUM_ACTIONS} entries");
+        for (chunk, &w) in out.chunks_mut(64).zip(self.0.iter()) {
+            for (i, o) in chunk.iter_mut().enumerate() {
+                *o = (w >> i) & 1 != 0;
+            }
+        }
+    }
+}
+
+/// Position (0..64) of the `n`-th set bit of `w`; `n < w.count_ones()`.
+#[inline]
+fn select_in_word(mut w: u64, n: u32) -> u32 {
+    // Narrow down by halves with popcounts, then clear low bits: at most 8 bit-clears.
+    let mut base = 0;
+    let mut n = n;
+    for half in [32u32, 16, 8] {
+        let low = (w & ((1u64 << half) - 1)).count_ones();
+        if n >= low {
+            n -= low;
+            w >>= half;
+            base += half;
+        } else {
+            w &= (1u64 << half) - 1;
+        }
+    }
+    for _ in 0..n {
+        w &= w - 1;
+    }
+    base + w.trailing_zeros()
+}
+
+impl fmt::Debug for ActionMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter().map(|a| a.0)).finish()
+    }
+}
+
+impl FromIterator<Action> for ActionMask {
+    fn from_iter<I: IntoIterator<Item = Action>>(iter: I) -> ActionMask {
+        let mut m = ActionMask::EMPTY;
+        for a in iter {
+            m.insert(a);
+        }
+        m
+    }
+}
+
+impl<'a> IntoIterator for &'a ActionMask {
+    type Item = Action;
+    type IntoIter = ActionMaskIter;
+    fn into_iter(self) -> ActionMaskIter {
+        self.iter()
+    }
+}
+
+/// Iterator over an [`ActionMask`], in increasing order.
+#[derive(Clone, Debug)]
+pub struct ActionMaskIter {
+    words: [u64; MASK_WORDS],
+    word: usize,
+}
+
+impl Iterator for ActionMaskIter {
+    type Item = Action;
+    #[inline]
+    fn next(&mut self) -> Option<Action> {
+        while self.word < MASK_WORDS {
+            let w = self.words[self.word];
+            if w != 0 {
+                self.words[self.word] = w & (w - 1);
+                return Some(Action((self.word * 64) as u16 + w.trailing_zeros() as u16));
+            }
+            self.word += 1;
+        }
+        None
+    }
+}
+
+/// A move in human notation: `d6` (place), `a1-a4` (slide or fly), `xg7` (remove).
+///
+/// Notation says what the mover does; turning it into an [`Action`] is context-free,
+/// but reading an action back needs to know whether a removal is pending
+/// ([`Move::from_action`]).
+///
+/// ```
+/// use morris_env::Move;
+/// for text in ["d6", "a1-a4", "xg7"] {
+///     let m: Move = text.parse().unwrap();
+///     assert_eq!(m.to_string(), text);
+/// }
+/// assert!("d6-".parse::<Move>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Move {
+    /// Place a piece from hand on a point.
+    Place(Point),
+    /// Move a piece: a slide to an adjacent point, or a fly.
+    Slide {
+        /// The point the piece leaves.
+        from: Point,
+        /// The point the piece arrives on.
+        to: Point,
+    },
+    /// Remove an opposing piece after closing a mill.
+    Remove(Point),
+}
+
+impl Move {
+    /// The action index of this move.
+    #[inline]
+    pub const fn to_action(self) -> Action {
+        match self {
+            Move::Place(p) | Move::Remove(p) => Action::point(p),
+            Move::Slide { from, to } => Action::movement(from, to),
+        }
+    }
+
+    /// Reads an action as a move. Point actions are removals when `removal_pending`.
+    /// Returns `None` for out-of-range actions.
+    pub const fn from_action(a: Action, removal_pending: bool) -> Option<Move> {
+        if let Some(p) = a.as_point() {
+            return Some(if removal_pending { Move::Remove(p) } else { Move::Place(p) });
+        }
+        match a.as_movement() {
+            Some((from, to)) => Some(Move::Slide { from, to }),
+            None => None,
+        }
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Move::Place(p) => write!(f, "{p}"),
+            Move::Slide { from, to } => write!(f, "{from}-{to}"),
+            Move::Remove(p) => write!(f, "x{p}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Move {
+    type Err = NotationError;
+    fn from_str(s: &str) -> Result<Move, NotationError> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err(NotationError::Empty);
+        }
+        let point = |x: &str| -> Result<Point, NotationError> {
+            Point::from_name(x).ok_or_else(|| {
+                if x.len() == 2 {
+                    NotationError::UnknownPoint(x.to_string())
+                } else {
+                    NotationError::Malformed(t.to_string())
+                }
+            })
+        };
+        if let Some(rest) = t.strip_prefix(['x', 'X']) {
+            return Ok(Move::Remove(point(rest)?));
+        }
+        if let Some((a, b)) = t.split_once('-') {
+            let (from, to) = (point(a)?, point(b)?);
+            if from == to {
+                return Err(NotationError::Malformed(t.to_string()));
+            }
+            return Ok(Move::Slide { from, to });
+        }
+        Ok(Move::Place(point(t)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn action_index_round_trips() {
+        for i in 0..NUM_ACTIONS {
+            let a = Action(i as u16);
+            let m = Move::from_action(a, false).unwrap();
+            assert_eq!(m.to_action(), a);
+            if let Some((f, t)) = a.as_movement() {
+                assert_eq!(Action::movement(f, t), a);
+            }
+        }
+        assert_eq!(Move::from_action(Action(600), false), None);
+        assert_eq!(Action::movement(Point::ALL[1], Point::ALL[4]).0, 24 + 24 + 4);
+    }
+
+    #[test]
+    fn nth_and_iter_agree_with_a_plain_list() {
+        let actions = [0u16, 1, 63, 64, 127, 128, 300, 511, 512, 575, 576, 599];
+        let m: ActionMask = actions.iter().map(|&a| Action(a)).collect();
+        assert_eq!(m.count(), actions.len() as u32);
+        for (n, &a) in actions.iter().enumerate() {
+            assert_eq!(m.nth(n as u32), Some(Action(a)));
+        }
+        assert_eq!(m.nth(actions.len() as u32), None);
+        assert_eq!(m.iter().map(|a| a.0).collect::<Vec<_>>(), actions);
+        let mut bytes = [0u8; NUM_ACTIONS];
+        m.write_u8(&mut bytes);
+        for i in 0..NUM_ACTIONS {
+            assert_eq!(bytes[i] == 1, m.has(Action(i as u16)));
+        }
+    }
+
+    #[test]
+    fn select_in_word_matches_naive() {
+        for w in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xdead_beef_cafe_f00d, 0xf0f0] {
+            let naive: Vec<u32> = (0..64).filter(|i| w >> i & 1 == 1).collect();
+            for (n, &pos) in naive.iter().enumerate() {
+                assert_eq!(select_in_word(w, n as u32), pos);
+            }
+        }
+    }
+
+    #[test]
+    fn or_bits24_across_word_boundaries() {
+        for offset in (24..=576).step_by(24) {
+            let mut m = ActionMask::EMPTY;
+            m.or_bits24(offset, 0xff_ffff);
+            assert_eq!(m.count(), 24);
+            assert_eq!(m.nth(0), Some(Action(offset as u16)));
+            assert_eq!(m.nth(23), Some(Action(offset as u16 + 23)));
+        }
+    }
+
+    #[test]
+    fn notation_errors_are_clear() {
+        assert_eq!("".parse::<Move>(), Err(NotationError::Empty));
+        assert_eq!("z9".parse::<Move>(), Err(NotationError::UnknownPoint("z9".into())));
+        assert_eq!("d4".parse::<Move>(), Err(NotationError::UnknownPoint("d4".into())));
+        assert!(matches!("a1-a1".parse::<Move>(), Err(NotationError::Malformed(_))));
+        assert!(matches!("hello".parse::<Move>(), Err(NotationError::Malformed(_))));
+        assert_eq!("XG7".parse::<Move>(), Ok(Move::Remove(Point::ALL[2])));
+    }
+}

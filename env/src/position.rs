@@ -1,0 +1,669 @@
+//! The raw position as a 24-byte `Copy` value: bitboards, hands, side to move, pending removal,
+//! draw counters and a Zobrist hash, with move generation, validation and application.
+
+use std::fmt;
+
+use crate::action::{Action, ActionMask, Move, NUM_ACTIONS};
+use crate::error::{ActionError, NotationError, PositionError};
+use crate::rng::splitmix64;
+use crate::rules::Rules;
+use crate::tables::{ADJACENT, closes_mill, neighbours, pieces_in_mills};
+use crate::types::{BitBoard, Color, NUM_POINTS, Point};
+
+/// Pieces each player starts with in hand.
+pub const PIECES_PER_PLAYER: u8 = 9;
+
+/// Zobrist keys, generated at compile time from a fixed SplitMix64 stream.
+struct Zobrist {
+    piece: [[u64; NUM_POINTS]; 2],
+    in_hand: [[u64; PIECES_PER_PLAYER as usize + 1]; 2],
+    black_to_move: u64,
+    removal_pending: u64,
+}
+
+const ZOBRIST: Zobrist = {
+    let mut state = 0x4e69_6e65_4d65_6e73; // "NineMens"
+    let mut piece = [[0u64; NUM_POINTS]; 2];
+    let mut in_hand = [[0u64; PIECES_PER_PLAYER as usize + 1]; 2];
+    let mut c = 0;
+    while c < 2 {
+        let mut p = 0;
+        while p < NUM_POINTS {
+            piece[c][p] = splitmix64(&mut state);
+            p += 1;
+        }
+        let mut h = 0;
+        while h <= PIECES_PER_PLAYER as usize {
+            in_hand[c][h] = splitmix64(&mut state);
+            h += 1;
+        }
+        c += 1;
+    }
+    let black_to_move = splitmix64(&mut state);
+    let removal_pending = splitmix64(&mut state);
+    Zobrist { piece, in_hand, black_to_move, removal_pending }
+};
+
+/// How a player moves at the moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Pieces in hand: each turn places one.
+    Placing,
+    /// Hand empty: each turn slides a piece to an adjacent empty point.
+    Moving,
+    /// Hand empty, exactly 3 pieces on board, and flying allowed: a piece may move to any empty point.
+    Flying,
+}
+
+/// Why a game was won.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WinReason {
+    /// The loser has 2 pieces left on board and in hand.
+    TooFewPieces,
+    /// The loser had no legal move on their turn.
+    Blocked,
+    /// The loser played an illegal action in an environment set to punish it with a loss.
+    IllegalAction,
+}
+
+/// Why a game was drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DrawReason {
+    /// The same position occurred for the third time.
+    ThreefoldRepetition,
+    /// The N-move rule: N plies of sliding or flying with no removal.
+    NMoveRule,
+    /// The turn cap was reached.
+    TurnCap,
+}
+
+/// The state of a game: still going, won, or drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The game goes on.
+    Ongoing,
+    /// A player won.
+    Win {
+        /// The winner.
+        winner: Color,
+        /// Why.
+        reason: WinReason,
+    },
+    /// The game is drawn.
+    Draw(DrawReason),
+}
+
+impl Outcome {
+    /// Whether the game is over.
+    #[inline]
+    pub const fn is_terminal(self) -> bool {
+        !matches!(self, Outcome::Ongoing)
+    }
+
+    /// The winner, if any.
+    pub const fn winner(self) -> Option<Color> {
+        match self {
+            Outcome::Win { winner, .. } => Some(winner),
+            _ => None,
+        }
+    }
+
+    /// The final reward of `player`: +1 for a win, −1 for a loss, 0 for a draw or an ongoing game.
+    #[inline]
+    pub const fn reward(self, player: Color) -> f32 {
+        match self {
+            Outcome::Win { winner, .. } => {
+                if winner as u8 == player as u8 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// Whether the game was cut off by the turn cap (a time limit) rather than decided by play.
+    /// RL code may bootstrap the value of such a state; the game result is still a draw.
+    pub const fn is_truncation(self) -> bool {
+        matches!(self, Outcome::Draw(DrawReason::TurnCap))
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Ongoing => write!(f, "ongoing"),
+            Outcome::Win { winner, reason } => {
+                let why = match reason {
+                    WinReason::TooFewPieces => "opponent reduced to 2 pieces",
+                    WinReason::Blocked => "opponent has no legal move",
+                    WinReason::IllegalAction => "opponent played an illegal action",
+                };
+                write!(f, "{winner} wins ({why})")
+            }
+            Outcome::Draw(r) => {
+                let why = match r {
+                    DrawReason::ThreefoldRepetition => "threefold repetition",
+                    DrawReason::NMoveRule => "N-move rule",
+                    DrawReason::TurnCap => "turn cap",
+                };
+                write!(f, "draw ({why})")
+            }
+        }
+    }
+}
+
+/// A position: everything the rules need except the repetition history, in 24 bytes.
+///
+/// It carries no history (see [`Game`](crate::Game) for that), so it is cheap to copy into
+/// search trees. The draw counters it holds are the turn count and the number of plies since
+/// the last removal (for the N-move rule).
+///
+/// ```
+/// use morris_env::{Position, Rules, Action};
+/// let rules = Rules::openspiel();
+/// let mut pos = Position::start();
+/// assert_eq!(pos.legal_actions(&rules).count(), 24);
+/// pos.apply(Action(4), &rules).unwrap();                 // White places on d6
+/// assert!(pos.apply(Action(4), &rules).is_err());        // occupied: rejected, position unchanged
+/// assert_eq!(pos.legal_actions(&rules).count(), 23);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Position {
+    pieces: [BitBoard; 2],
+    hash: u64,
+    in_hand: [u8; 2],
+    side: Color,
+    removal_pending: bool,
+    /// Plies of sliding or flying since the last removal (the N-move counter).
+    quiet_plies: u16,
+    /// Turns played: incremented each time play passes to the other player.
+    turns: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Position>() <= 24);
+
+impl Default for Position {
+    fn default() -> Position {
+        Position::start()
+    }
+}
+
+impl Position {
+    /// The start position: empty board, 9 pieces in each hand, White to move.
+    pub const fn start() -> Position {
+        Position {
+            pieces: [BitBoard::EMPTY; 2],
+            hash: ZOBRIST.in_hand[0][9] ^ ZOBRIST.in_hand[1][9],
+            in_hand: [PIECES_PER_PLAYER; 2],
+            side: Color::White,
+            removal_pending: false,
+            quiet_plies: 0,
+            turns: 0,
+        }
+    }
+
+    /// Builds a position from its parts, with the turn count set to the number of placements
+    /// made so far and the N-move counter at zero (see [`Position::with_counters`]).
+    ///
+    /// # Errors
+    /// If the parts cannot arise in a game: overlapping pieces, more than 9 pieces for a player,
+    /// hands that break the alternation of placements (White places first), or a pending
+    /// removal with nothing to remove.
+    pub fn from_parts(
+        white: BitBoard,
+        black: BitBoard,
+        in_hand: [u8; 2],
+        side: Color,
+        removal_pending: bool,
+    ) -> Result<Position, PositionError> {
+        let white = white & BitBoard::FULL;
+        let black = black & BitBoard::FULL;
+        if let Some(p) = (white & black).first() {
+            return Err(PositionError::Overlap(p));
+        }
+        for (c, bb) in [(Color::White, white), (Color::Black, black)] {
+            if bb.count() + in_hand[c.index()] as u32 > PIECES_PER_PLAYER as u32 {
+                return Err(PositionError::TooManyPieces(c));
+            }
+        }
+        // White places first and placements alternate, so Black holds the same number of
+        // pieces in hand as White, or one more. The placer, who may be removing, follows.
+        let [w, b] = in_hand;
+        let placer = if b == w { Color::White } else { Color::Black };
+        let consistent = match (b as i16 - w as i16, w == 0 && b == 0) {
+            (_, true) => true,
+            (0 | 1, false) => {
+                let mover = if removal_pending { placer.opponent() } else { placer };
+                side == mover
+            }
+            _ => false,
+        };
+        if !consistent {
+            return Err(PositionError::InconsistentHands);
+        }
+        let opp = if side == Color::White { black } else { white };
+        if removal_pending && opp.is_empty() {
+            return Err(PositionError::NothingToRemove);
+        }
+        let mut pos = Position {
+            pieces: [white, black],
+            hash: 0,
+            in_hand,
+            side,
+            removal_pending,
+            quiet_plies: 0,
+            turns: (2 * PIECES_PER_PLAYER - w - b) as u16,
+        };
+        pos.hash = pos.compute_hash();
+        Ok(pos)
+    }
+
+    /// The same position with the turn count and the N-move counter set.
+    pub const fn with_counters(mut self, turns: u16, quiet_plies: u16) -> Position {
+        self.turns = turns;
+        self.quiet_plies = quiet_plies;
+        self
+    }
+
+    /// The Zobrist hash computed from scratch (the stored one is kept incrementally).
+    pub fn compute_hash(&self) -> u64 {
+        let mut h = 0;
+        for c in Color::ALL {
+            for p in self.pieces[c.index()] {
+                h ^= ZOBRIST.piece[c.index()][p.index()];
+            }
+            h ^= ZOBRIST.in_hand[c.index()][self.in_hand[c.index()] as usize];
+        }
+        if self.side == Color::Black {
+            h ^= ZOBRIST.black_to_move;
+        }
+        if self.removal_pending {
+            h ^= ZOBRIST.removal_pending;
+        }
+        h
+    }
+
+    // ----- queries -------------------------------------------------------------------------
+
+    /// The player to move (who also makes a pending removal). Not always the opposite of the
+    /// previous mover: after closing a mill, the same player moves again to remove.
+    #[inline]
+    pub const fn current_player(&self) -> Color {
+        self.side
+    }
+
+    /// The pieces of `c` on the board.
+    #[inline]
+    pub const fn pieces(&self, c: Color) -> BitBoard {
+        self.pieces[c as usize]
+    }
+
+    /// All occupied points.
+    #[inline]
+    pub const fn occupied(&self) -> BitBoard {
+        BitBoard(self.pieces[0].0 | self.pieces[1].0)
+    }
+
+    /// All empty points.
+    #[inline]
+    pub const fn empty(&self) -> BitBoard {
+        BitBoard(!(self.pieces[0].0 | self.pieces[1].0) & BitBoard::FULL.0)
+    }
+
+    /// Pieces `c` still has in hand.
+    #[inline]
+    pub const fn in_hand(&self, c: Color) -> u8 {
+        self.in_hand[c as usize]
+    }
+
+    /// Pieces of `c` on the board plus in hand; a player reduced to 2 loses.
+    #[inline]
+    pub const fn num_pieces(&self, c: Color) -> u32 {
+        self.pieces[c as usize].count() + self.in_hand[c as usize] as u32
+    }
+
+    /// Whether the player to move must now remove an opposing piece.
+    #[inline]
+    pub const fn is_removal_pending(&self) -> bool {
+        self.removal_pending
+    }
+
+    /// The Zobrist hash of board, hands, side to move and pending removal (not the counters).
+    #[inline]
+    pub const fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Turns played so far (a placement or move with its removal is one turn).
+    #[inline]
+    pub const fn turns(&self) -> u16 {
+        self.turns
+    }
+
+    /// Plies of sliding or flying since the last removal (the N-move counter).
+    #[inline]
+    pub const fn quiet_plies(&self) -> u16 {
+        self.quiet_plies
+    }
+
+    /// How `c` moves now under `rules`.
+    #[inline]
+    pub const fn phase(&self, c: Color, rules: &Rules) -> Phase {
+        if self.in_hand[c as usize] > 0 {
+            Phase::Placing
+        } else if rules.flying && self.pieces[c as usize].count() == 3 {
+            Phase::Flying
+        } else {
+            Phase::Moving
+        }
+    }
+
+    /// An exact key for repetition: board, side to move and pending removal.
+    /// Hands are left out: the history compared against it never spans a placement.
+    #[inline]
+    pub const fn repetition_key(&self) -> u64 {
+        self.pieces[0].0 as u64
+            | (self.pieces[1].0 as u64) << 24
+            | (self.side as u64) << 48
+            | (self.removal_pending as u64) << 49
+    }
+
+    /// Pieces, hands and counts that only decrease: two positions can be repetitions
+    /// of each other only if this is equal.
+    #[inline]
+    pub(crate) const fn material(&self) -> u32 {
+        self.pieces[0].count()
+            | self.pieces[1].count() << 8
+            | (self.in_hand[0] as u32) << 16
+            | (self.in_hand[1] as u32) << 24
+    }
+
+    /// The opposing pieces that may be removed now: those outside mills, or all of them
+    /// when every one stands in a mill.
+    #[inline]
+    pub fn removable(&self) -> BitBoard {
+        let opp = self.pieces[self.side.opponent().index()];
+        let free = opp - pieces_in_mills(opp);
+        if free.is_empty() { opp } else { free }
+    }
+
+    // ----- outcome and move generation -----------------------------------------------------
+
+    /// Whether the player to move has at least one legal action (ignoring whether the game
+    /// is already decided).
+    #[inline]
+    pub fn has_legal_action(&self, rules: &Rules) -> bool {
+        let me = self.side.index();
+        if self.removal_pending || self.in_hand[me] > 0 {
+            // A pending removal always has a target, and a hand always has an empty point.
+            return true;
+        }
+        let empty = self.empty();
+        match self.phase(self.side, rules) {
+            Phase::Flying => !empty.is_empty(),
+            _ => !(neighbours(self.pieces[me]) & empty).is_empty(),
+        }
+    }
+
+    /// The outcome by every rule except repetition, which needs the history
+    /// ([`Game::outcome`](crate::Game::outcome) adds it). Wins take precedence over draws.
+    #[inline]
+    pub fn outcome(&self, rules: &Rules) -> Outcome {
+        for c in Color::ALL {
+            if self.num_pieces(c) <= 2 {
+                return Outcome::Win { winner: c.opponent(), reason: WinReason::TooFewPieces };
+            }
+        }
+        if !self.has_legal_action(rules) {
+            return Outcome::Win { winner: self.side.opponent(), reason: WinReason::Blocked };
+        }
+        self.draw_outcome(rules)
+    }
+
+    /// The draw rules held in the position itself: the N-move rule and the turn cap.
+    #[inline]
+    pub(crate) fn draw_outcome(&self, rules: &Rules) -> Outcome {
+        // A pending removal is checked after it is made: the removal resets the N-move counter.
+        if let Some(n) = rules.n_move_rule
+            && !self.removal_pending
+            && self.quiet_plies as u32 >= n
+        {
+            return Outcome::Draw(DrawReason::NMoveRule);
+        }
+        if let Some(cap) = rules.turn_cap
+            && self.turns as u32 >= cap
+        {
+            return Outcome::Draw(DrawReason::TurnCap);
+        }
+        Outcome::Ongoing
+    }
+
+    /// The legal actions, empty when [`Position::outcome`] says the game is over.
+    #[inline]
+    pub fn legal_actions(&self, rules: &Rules) -> ActionMask {
+        if self.outcome(rules).is_terminal() {
+            return ActionMask::EMPTY;
+        }
+        self.legal_actions_unchecked(rules)
+    }
+
+    /// The actions the rules of play allow, without checking whether the game is already over.
+    #[inline]
+    pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
+        let mut mask = ActionMask::EMPTY;
+        let me = self.side.index();
+        if self.removal_pending {
+            mask.0[0] = self.removable().0 as u64;
+        } else if self.in_hand[me] > 0 {
+            mask.0[0] = self.empty().0 as u64;
+        } else {
+            let empty = self.empty();
+            let flying = self.phase(self.side, rules) == Phase::Flying;
+            for from in self.pieces[me] {
+                let to = if flying { empty } else { ADJACENT[from.index()] & empty };
+                mask.or_bits24(NUM_POINTS + from.index() * NUM_POINTS, to.0);
+            }
+        }
+        mask
+    }
+
+    /// Checks that `action` is legal, without applying it.
+    ///
+    /// # Errors
+    /// The reason the action is illegal; [`ActionError::GameOver`] if the position is terminal.
+    pub fn check(&self, action: Action, rules: &Rules) -> Result<(), ActionError> {
+        if !action.is_in_range() {
+            return Err(ActionError::OutOfRange(action));
+        }
+        if self.outcome(rules).is_terminal() {
+            return Err(ActionError::GameOver);
+        }
+        let me = self.side;
+        if self.removal_pending {
+            let Some(p) = action.as_point() else {
+                return Err(ActionError::RemovalPending(action));
+            };
+            if !self.pieces(me.opponent()).has(p) {
+                return Err(ActionError::NothingToRemove(p));
+            }
+            if !self.removable().has(p) {
+                return Err(ActionError::ProtectedPiece(p));
+            }
+            return Ok(());
+        }
+        if let Some(p) = action.as_point() {
+            if self.in_hand(me) == 0 {
+                return Err(ActionError::NoPiecesInHand(p));
+            }
+            if self.occupied().has(p) {
+                return Err(ActionError::PointOccupied(p));
+            }
+            return Ok(());
+        }
+        let Some((from, to)) = action.as_movement() else {
+            return Err(ActionError::OutOfRange(action));
+        };
+        if self.in_hand(me) > 0 {
+            return Err(ActionError::MustPlace(action));
+        }
+        if !self.pieces(me).has(from) {
+            return Err(ActionError::NotOwnPiece(from));
+        }
+        if self.occupied().has(to) {
+            return Err(ActionError::PointOccupied(to));
+        }
+        if self.phase(me, rules) != Phase::Flying && !ADJACENT[from.index()].has(to) {
+            return Err(ActionError::NotAdjacent { from, to });
+        }
+        Ok(())
+    }
+
+    /// Applies a legal action.
+    ///
+    /// # Errors
+    /// If the action is illegal, the reason; the position is then unchanged.
+    pub fn apply(&mut self, action: Action, rules: &Rules) -> Result<(), ActionError> {
+        self.check(action, rules)?;
+        self.apply_unchecked(action);
+        Ok(())
+    }
+
+    /// Applies an action known to be legal (taken from [`Position::legal_actions`]): the fast
+    /// path for search and playouts. An illegal action leaves a meaningless (but memory-safe)
+    /// position; debug builds assert that the action is in range.
+    #[inline]
+    pub fn apply_unchecked(&mut self, action: Action) {
+        debug_assert!((action.0 as usize) < NUM_ACTIONS);
+        let me = self.side.index();
+        let opp = 1 - me;
+        let i = action.0 as usize;
+        if self.removal_pending {
+            let p = Point::from_index_unchecked(i);
+            self.pieces[opp] ^= p.bit();
+            self.hash ^= ZOBRIST.piece[opp][i] ^ ZOBRIST.removal_pending;
+            self.removal_pending = false;
+            self.quiet_plies = 0;
+            self.pass_turn();
+        } else if i < NUM_POINTS {
+            let p = Point::from_index_unchecked(i);
+            self.pieces[me] |= p.bit();
+            let h = self.in_hand[me] as usize;
+            self.hash ^= ZOBRIST.piece[me][i] ^ ZOBRIST.in_hand[me][h] ^ ZOBRIST.in_hand[me][h - 1];
+            self.in_hand[me] -= 1;
+            self.finish_turn(p);
+        } else {
+            let m = i - NUM_POINTS;
+            let (from, to) = (m / NUM_POINTS, m % NUM_POINTS);
+            self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
+            self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
+            self.quiet_plies = self.quiet_plies.saturating_add(1);
+            self.finish_turn(Point::from_index_unchecked(to));
+        }
+    }
+
+    /// After a piece arrives on `p`: start a removal if it closed a mill, else pass the turn.
+    #[inline]
+    fn finish_turn(&mut self, p: Point) {
+        let me = self.side.index();
+        // With no opposing piece on the board there is nothing to remove, and the turn passes.
+        if closes_mill(self.pieces[me], p) && !self.pieces[1 - me].is_empty() {
+            self.removal_pending = true;
+            self.hash ^= ZOBRIST.removal_pending;
+        } else {
+            self.pass_turn();
+        }
+    }
+
+    #[inline]
+    fn pass_turn(&mut self) {
+        self.side = self.side.opponent();
+        self.hash ^= ZOBRIST.black_to_move;
+        self.turns = self.turns.saturating_add(1);
+    }
+
+    // ----- notation ------------------------------------------------------------------------
+
+    /// Reads `action` as a move in notation, taking the pending removal into account.
+    pub const fn move_of(&self, action: Action) -> Option<Move> {
+        Move::from_action(action, self.removal_pending)
+    }
+
+    /// Parses notation (`d6`, `a1-a4`, `xg7`) into a legal action for this position.
+    ///
+    /// # Errors
+    /// If the text is malformed, of the wrong kind (a removal is or is not pending), or illegal.
+    pub fn parse_action(&self, text: &str, rules: &Rules) -> Result<Action, NotationError> {
+        let m: Move = text.parse()?;
+        let t = text.trim().to_string();
+        match (m, self.removal_pending) {
+            (Move::Remove(_), false) => return Err(NotationError::UnexpectedRemoval(t)),
+            (Move::Place(_) | Move::Slide { .. }, true) => return Err(NotationError::ExpectedRemoval(t)),
+            _ => {}
+        }
+        let action = m.to_action();
+        self.check(action, rules).map_err(|error| NotationError::Illegal { text: t, error })?;
+        Ok(action)
+    }
+}
+
+/// Rows of the text board: every point sits at column `4·file + 2`, row `2·(6 − rank)`.
+const BOARD_TEMPLATE: [&str; 13] = [
+    "7 .-----------.-----------.",
+    "  |           |           |",
+    "6 |   .-------.-------.   |",
+    "  |   |       |       |   |",
+    "5 |   |   .---.---.   |   |",
+    "  |   |   |       |   |   |",
+    "4 .---.---.       .---.---.",
+    "  |   |   |       |   |   |",
+    "3 |   |   .---.---.   |   |",
+    "  |   |       |       |   |",
+    "2 |   .-------.-------.   |",
+    "  |           |           |",
+    "1 .-----------.-----------.",
+];
+
+impl fmt::Display for Position {
+    /// The board with coordinates (`W`, `B`, `.` for empty), then who moves and the hands.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rows: Vec<Vec<u8>> = BOARD_TEMPLATE.iter().map(|r| r.as_bytes().to_vec()).collect();
+        for p in Point::ALL {
+            let (file, rank) = p.coords();
+            let cell = &mut rows[2 * (6 - rank as usize)][4 * file as usize + 2];
+            for c in Color::ALL {
+                if self.pieces(c).has(p) {
+                    *cell = c.symbol() as u8;
+                }
+            }
+        }
+        for r in rows {
+            writeln!(f, "{}", String::from_utf8_lossy(&r))?;
+        }
+        writeln!(f, "  a   b   c   d   e   f   g")?;
+        write!(
+            f,
+            "{} to {} | in hand: White {}, Black {} | turn {}",
+            self.side,
+            if self.removal_pending { "remove" } else { "move" },
+            self.in_hand[0],
+            self.in_hand[1],
+            self.turns
+        )
+    }
+}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Position")
+            .field("white", &format_args!("{:#08x}", self.pieces[0].0))
+            .field("black", &format_args!("{:#08x}", self.pieces[1].0))
+            .field("in_hand", &self.in_hand)
+            .field("side", &self.side)
+            .field("removal_pending", &self.removal_pending)
+            .field("quiet_plies", &self.quiet_plies)
+            .field("turns", &self.turns)
+            .finish()
+    }
+}

@@ -1,0 +1,214 @@
+//! The 16 board symmetries as point permutations, with maps for actions, masks, positions and observations.
+//!
+//! Symmetry `s` (0..16) is built as: reflect left–right if `s & 4`, then rotate by
+//! `(s & 3) × 90°` anticlockwise, then swap the inner and outer squares if `s & 8`.
+//! Symmetry 0 is the identity.
+
+use crate::action::{Action, ActionMask, NUM_ACTIONS};
+use crate::features::{NUM_PLANES, OBS_LEN};
+use crate::position::Position;
+use crate::types::{BitBoard, NUM_POINTS, POINT_COORDS, Point};
+
+/// Number of symmetries.
+pub const NUM_SYMMETRIES: usize = 16;
+
+/// `PERMS[s][p]` is the image of point `p` under symmetry `s`.
+const PERMS: [[u8; NUM_POINTS]; NUM_SYMMETRIES] = {
+    let mut out = [[0u8; NUM_POINTS]; NUM_SYMMETRIES];
+    let mut s = 0;
+    while s < NUM_SYMMETRIES {
+        let mut p = 0;
+        while p < NUM_POINTS {
+            let (f, r) = POINT_COORDS[p];
+            let (mut dx, mut dy) = (f - 3, r - 3);
+            if s & 4 != 0 {
+                dx = -dx;
+            }
+            let mut k = 0;
+            while k < (s & 3) {
+                let t = dx;
+                dx = -dy;
+                dy = t;
+                k += 1;
+            }
+            if s & 8 != 0 {
+                // Ring distance 3 (outer) <-> 1 (inner); the middle ring (2) stays.
+                let ring = if dx.abs() > dy.abs() { dx.abs() } else { dy.abs() };
+                let scale = 4 - ring;
+                dx = dx / ring * scale;
+                dy = dy / ring * scale;
+            }
+            let mut q = 0;
+            while q < NUM_POINTS {
+                if POINT_COORDS[q].0 == dx + 3 && POINT_COORDS[q].1 == dy + 3 {
+                    out[s][p] = q as u8;
+                }
+                q += 1;
+            }
+            p += 1;
+        }
+        s += 1;
+    }
+    out
+};
+
+/// A board symmetry, `0..16`; 0 is the identity.
+///
+/// ```
+/// use morris_env::{Symmetry, Point};
+/// let a7 = Point::from_name("a7").unwrap();
+/// for s in Symmetry::all() {
+///     assert_eq!(s.inverse().point(s.point(a7)), a7);
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symmetry(u8);
+
+impl Symmetry {
+    /// The identity.
+    pub const IDENTITY: Symmetry = Symmetry(0);
+
+    /// The symmetry with index `i`, if `i < 16`.
+    pub const fn try_index(i: usize) -> Option<Symmetry> {
+        if i < NUM_SYMMETRIES { Some(Symmetry(i as u8)) } else { None }
+    }
+
+    /// All 16 symmetries.
+    pub fn all() -> impl Iterator<Item = Symmetry> {
+        (0..NUM_SYMMETRIES as u8).map(Symmetry)
+    }
+
+    /// The index, 0..16.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The point permutation: entry `p` is the image of point `p`.
+    pub const fn permutation(self) -> &'static [u8; NUM_POINTS] {
+        &PERMS[self.0 as usize]
+    }
+
+    /// The image of a point.
+    #[inline]
+    pub const fn point(self, p: Point) -> Point {
+        Point::from_index_unchecked(PERMS[self.0 as usize][p.index()] as usize)
+    }
+
+    /// The image of a set of points.
+    #[inline]
+    pub fn board(self, b: BitBoard) -> BitBoard {
+        b.iter().fold(BitBoard::EMPTY, |acc, p| acc | self.point(p).bit())
+    }
+
+    /// The image of an action (both endpoints of a move are mapped). Out-of-range actions map
+    /// to themselves.
+    #[inline]
+    pub const fn action(self, a: Action) -> Action {
+        if let Some(p) = a.as_point() {
+            Action::point(self.point(p))
+        } else if let Some((from, to)) = a.as_movement() {
+            Action::movement(self.point(from), self.point(to))
+        } else {
+            a
+        }
+    }
+
+    /// The image of an action mask.
+    pub fn mask(self, m: &ActionMask) -> ActionMask {
+        m.iter().map(|a| self.action(a)).collect()
+    }
+
+    /// The image of a position (hash recomputed; counters kept).
+    pub fn position(self, pos: &Position) -> Position {
+        let mapped = Position::from_parts(
+            self.board(pos.pieces(crate::Color::White)),
+            self.board(pos.pieces(crate::Color::Black)),
+            [pos.in_hand(crate::Color::White), pos.in_hand(crate::Color::Black)],
+            pos.current_player(),
+            pos.is_removal_pending(),
+        );
+        match mapped {
+            Ok(p) => p.with_counters(pos.turns(), pos.quiet_plies()),
+            // A permutation of a valid position is valid; keep the original if not.
+            Err(_) => *pos,
+        }
+    }
+
+    /// Maps an observation `[C, 24]`: each plane's entries are moved to the image points.
+    ///
+    /// # Panics
+    /// If either slice is not [`OBS_LEN`] long.
+    pub fn observation(self, obs: &[f32], out: &mut [f32]) {
+        assert!(obs.len() == OBS_LEN && out.len() == OBS_LEN, "observations must have {OBS_LEN} entries");
+        let perm = self.permutation();
+        for c in 0..NUM_PLANES {
+            let base = c * NUM_POINTS;
+            for p in 0..NUM_POINTS {
+                out[base + perm[p] as usize] = obs[base + p];
+            }
+        }
+    }
+
+    /// Maps a dense per-action vector (a policy or visit distribution of length 600).
+    ///
+    /// # Panics
+    /// If either slice is not 600 long.
+    pub fn policy(self, policy: &[f32], out: &mut [f32]) {
+        assert!(policy.len() == NUM_ACTIONS && out.len() == NUM_ACTIONS, "policies must have {NUM_ACTIONS} entries");
+        for (i, &v) in policy.iter().enumerate() {
+            out[self.action(Action(i as u16)).index()] = v;
+        }
+    }
+
+    /// `self ∘ other`: apply `other` first, then `self`.
+    pub fn compose(self, other: Symmetry) -> Symmetry {
+        let mut want = [0u8; NUM_POINTS];
+        for (p, w) in want.iter_mut().enumerate() {
+            *w = PERMS[self.index()][PERMS[other.index()][p] as usize];
+        }
+        Symmetry(PERMS.iter().position(|perm| *perm == want).unwrap_or(0) as u8)
+    }
+
+    /// The inverse symmetry.
+    pub fn inverse(self) -> Symmetry {
+        Symmetry::all().find(|s| s.compose(self) == Symmetry::IDENTITY).unwrap_or(Symmetry::IDENTITY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::{ADJACENT, MILLS};
+
+    #[test]
+    fn sixteen_distinct_permutations_preserving_mills_and_adjacency() {
+        for s in Symmetry::all() {
+            let perm = s.permutation();
+            let mut seen = 0u32;
+            for &q in perm {
+                seen |= 1 << q;
+            }
+            assert_eq!(seen, BitBoard::FULL.0, "symmetry {s:?} is not a permutation");
+            for m in MILLS {
+                assert!(MILLS.contains(&s.board(m)), "symmetry {s:?} breaks a mill");
+            }
+            for p in Point::ALL {
+                assert_eq!(s.board(ADJACENT[p.index()]), ADJACENT[s.point(p).index()]);
+            }
+        }
+        for a in 0..NUM_SYMMETRIES {
+            for b in 0..a {
+                assert_ne!(PERMS[a], PERMS[b], "symmetries {a} and {b} coincide");
+            }
+        }
+        assert_eq!(PERMS[0], std::array::from_fn(|i| i as u8));
+    }
+
+    #[test]
+    fn inner_outer_swap_maps_a7_to_c5() {
+        let s = Symmetry(8);
+        assert_eq!(s.point(Point::from_name("a7").unwrap()).name(), "c5");
+        assert_eq!(s.point(Point::from_name("b6").unwrap()).name(), "b6");
+        assert_eq!(s.point(Point::from_name("d7").unwrap()).name(), "d5");
+    }
+}

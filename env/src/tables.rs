@@ -1,0 +1,199 @@
+//! Board geometry as compile-time tables: the 16 mills, adjacency, and lookup tables for set-wide neighbour queries.
+
+use crate::types::{BitBoard, NUM_POINTS, Point};
+
+/// The 16 mills as point triples, each listed along its line (the middle point is in the middle).
+pub const MILL_LINES: [[u8; 3]; 16] = [
+    // rows
+    [0, 1, 2],
+    [3, 4, 5],
+    [6, 7, 8],
+    [9, 10, 11],
+    [12, 13, 14],
+    [15, 16, 17],
+    [18, 19, 20],
+    [21, 22, 23],
+    // columns
+    [0, 9, 21],
+    [3, 10, 18],
+    [6, 11, 15],
+    [1, 4, 7],
+    [16, 19, 22],
+    [8, 12, 17],
+    [5, 13, 20],
+    [2, 14, 23],
+];
+
+/// The 16 mills as point sets.
+pub const MILLS: [BitBoard; 16] = {
+    let mut out = [BitBoard::EMPTY; 16];
+    let mut i = 0;
+    while i < 16 {
+        let [a, b, c] = MILL_LINES[i];
+        out[i] = BitBoard((1 << a) | (1 << b) | (1 << c));
+        i += 1;
+    }
+    out
+};
+
+/// For each point, the two mills through it.
+pub const MILLS_THROUGH: [[BitBoard; 2]; NUM_POINTS] = {
+    let mut out = [[BitBoard::EMPTY; 2]; NUM_POINTS];
+    let mut seen = [0usize; NUM_POINTS];
+    let mut m = 0;
+    while m < 16 {
+        let mut k = 0;
+        while k < 3 {
+            let p = MILL_LINES[m][k] as usize;
+            out[p][seen[p]] = MILLS[m];
+            seen[p] += 1;
+            k += 1;
+        }
+        m += 1;
+    }
+    out
+};
+
+/// Neighbours of each point along the drawn lines. The lines of the board are exactly
+/// the consecutive pairs of the 16 mills, so adjacency is derived from them: 32 edges.
+pub const ADJACENT: [BitBoard; NUM_POINTS] = {
+    let mut out = [BitBoard::EMPTY; NUM_POINTS];
+    let mut m = 0;
+    while m < 16 {
+        let [a, b, c] = MILL_LINES[m];
+        let (a, b, c) = (a as usize, b as usize, c as usize);
+        out[a].0 |= 1 << b;
+        out[b].0 |= (1 << a) | (1 << c);
+        out[c].0 |= 1 << b;
+        m += 1;
+    }
+    out
+};
+
+/// `NEIGHBOURS_BY_BYTE[k][x]` is the union of the neighbours of the points `8k + i` for each
+/// bit `i` set in `x`. Three lookups give the neighbourhood of any set (see [`neighbours`]).
+const NEIGHBOURS_BY_BYTE: [[u32; 256]; 3] = {
+    let mut out = [[0u32; 256]; 3];
+    let mut k = 0;
+    while k < 3 {
+        let mut x = 0;
+        while x < 256 {
+            let mut acc = 0u32;
+            let mut i = 0;
+            while i < 8 {
+                if x & (1 << i) != 0 {
+                    acc |= ADJACENT[8 * k + i].0;
+                }
+                i += 1;
+            }
+            out[k][x] = acc;
+            x += 1;
+        }
+        k += 1;
+    }
+    out
+};
+
+/// All points adjacent to at least one point of `set`.
+#[inline]
+pub fn neighbours(set: BitBoard) -> BitBoard {
+    let x = set.0 as usize;
+    BitBoard(
+        NEIGHBOURS_BY_BYTE[0][x & 0xff]
+            | NEIGHBOURS_BY_BYTE[1][(x >> 8) & 0xff]
+            | NEIGHBOURS_BY_BYTE[2][(x >> 16) & 0xff],
+    )
+}
+
+/// The points of `pieces` that stand in a mill made entirely of `pieces`.
+#[inline]
+pub fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
+    let mut acc = 0u32;
+    for mill in MILLS {
+        // Branch-free: `mask` is all ones when the mill is complete.
+        let mask = (((pieces.0 & mill.0) == mill.0) as u32).wrapping_neg();
+        acc |= mill.0 & mask;
+    }
+    BitBoard(acc)
+}
+
+/// Whether `pieces` (which must contain `p`) forms a mill through `p`.
+#[inline]
+pub fn closes_mill(pieces: BitBoard, p: Point) -> bool {
+    let [m0, m1] = MILLS_THROUGH[p.index()];
+    pieces.contains(m0) || pieces.contains(m1)
+}
+
+/// The 24×24 adjacency matrix, row-major, 1.0 where two points share a line (for graph networks).
+pub fn adjacency_matrix() -> [[f32; NUM_POINTS]; NUM_POINTS] {
+    let mut out = [[0.0; NUM_POINTS]; NUM_POINTS];
+    for (p, row) in out.iter_mut().enumerate() {
+        for q in ADJACENT[p] {
+            row[q.index()] = 1.0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacency_has_32_edges_and_degrees_2_to_4() {
+        let degree_sum: u32 = ADJACENT.iter().map(|a| a.count()).sum();
+        assert_eq!(degree_sum, 64);
+        for a in ADJACENT {
+            assert!((2..=4).contains(&a.count()));
+        }
+    }
+
+    #[test]
+    fn adjacency_matches_the_diagram() {
+        // Every edge named in rules.md, plus the full list read off the diagram.
+        let edges: [(u8, u8); 32] = [
+            (0, 1), (1, 2), (3, 4), (4, 5), (6, 7), (7, 8), (9, 10), (10, 11), (12, 13),
+            (13, 14), (15, 16), (16, 17), (18, 19), (19, 20), (21, 22), (22, 23), (0, 9),
+            (9, 21), (3, 10), (10, 18), (6, 11), (11, 15), (1, 4), (4, 7), (16, 19), (19, 22),
+            (8, 12), (12, 17), (5, 13), (13, 20), (2, 14), (14, 23),
+        ];
+        let mut expect = [0u32; 24];
+        for (a, b) in edges {
+            expect[a as usize] |= 1 << b;
+            expect[b as usize] |= 1 << a;
+        }
+        for p in 0..24 {
+            assert_eq!(ADJACENT[p].0, expect[p], "point {p}");
+        }
+        let m = adjacency_matrix();
+        for p in 0..24 {
+            for q in 0..24 {
+                assert_eq!(m[p][q], m[q][p]);
+            }
+        }
+    }
+
+    #[test]
+    fn every_point_is_in_two_mills() {
+        for p in Point::ALL {
+            let [a, b] = MILLS_THROUGH[p.index()];
+            assert!(a.has(p) && b.has(p) && a != b);
+        }
+    }
+
+    #[test]
+    fn neighbours_equals_union_of_adjacent() {
+        for x in [0u32, 1, 0xff_ffff, 0x12_3456, 0xa5_a5a5, 1 << 23] {
+            let slow = BitBoard(x).iter().fold(BitBoard::EMPTY, |acc, p| acc | ADJACENT[p.index()]);
+            assert_eq!(neighbours(BitBoard(x)), slow);
+        }
+    }
+
+    #[test]
+    fn pieces_in_mills_finds_only_complete_mills() {
+        let set = BitBoard((1 << 0) | (1 << 1) | (1 << 2) | (1 << 9));
+        assert_eq!(pieces_in_mills(set), BitBoard(0b111));
+        assert!(closes_mill(set, Point::ALL[1]));
+        assert!(!closes_mill(set, Point::ALL[9]));
+    }
+}

@@ -1,0 +1,496 @@
+//! `VecEnv`: N independent games stepped in parallel, writing struct-of-arrays buffers for tensors.
+//!
+//! Rewards and observations follow one convention: observations are from the point of view of
+//! the player to move, and `rewards[i] = [white, black]` holds each player's final result
+//! (+1 win, −1 loss, 0 draw) on the step that ends a game and 0 on every other step.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::action::{Action, ActionMask, NUM_ACTIONS};
+use crate::error::ActionError;
+use crate::features::{OBS_LEN, encode};
+use crate::game::Game;
+use crate::position::{Outcome, WinReason};
+use crate::rng::Rng;
+use crate::rules::Rules;
+use crate::types::Color;
+
+/// What happens to a game that has ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum AutoReset {
+    /// The game stays finished. Stepping it is a no-op with zero rewards; `terminated` or
+    /// `truncated` stays set and its mask stays all-zero, until [`VecEnv::reset`].
+    Off,
+    /// The step that ends a game reports it (final observation, all-zero mask, flags, rewards).
+    /// The next step ignores that env's action and starts a new game instead.
+    #[default]
+    NextStep,
+    /// The step that ends a game starts a new one at once: the buffers show the new game, the
+    /// flags and rewards describe the finished one, and its last observation is kept in
+    /// [`VecEnv::final_observations`] and its result in [`VecEnv::final_outcome`].
+    SameStep,
+}
+
+/// What an illegal action does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum IllegalActionMode {
+    /// The env records the error in [`VecEnv::errors`] and does not change.
+    #[default]
+    Error,
+    /// The player who made it loses at once ([`WinReason::IllegalAction`]).
+    Loss,
+}
+
+/// Settings of a [`VecEnv`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VecEnvConfig {
+    /// Number of games `N`.
+    pub num_envs: usize,
+    /// Rules of every game.
+    pub rules: Rules,
+    /// Env `i` is seeded with `seed + i` (wrapping).
+    pub seed: u64,
+    /// What happens to finished games.
+    pub auto_reset: AutoReset,
+    /// Uniformly random plies played at the start of each game, for diverse openings.
+    pub opening_plies: u32,
+    /// What an illegal action does.
+    pub illegal_action: IllegalActionMode,
+}
+
+impl VecEnvConfig {
+    /// `num_envs` games under `rules`, seed 0, next-step auto-reset, no random opening,
+    /// illegal actions reported as errors.
+    pub fn new(num_envs: usize, rules: Rules) -> VecEnvConfig {
+        VecEnvConfig {
+            num_envs,
+            rules,
+            seed: 0,
+            auto_reset: AutoReset::NextStep,
+            opening_plies: 0,
+            illegal_action: IllegalActionMode::Error,
+        }
+    }
+}
+
+/// Errors of [`VecEnv`] as a whole (per-env illegal actions are in [`VecEnv::errors`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VecEnvError {
+    /// `num_envs` was zero.
+    NoEnvs,
+    /// The action slice does not have one action per env.
+    WrongActionCount {
+        /// `N`.
+        expected: usize,
+        /// The slice length.
+        got: usize,
+    },
+    /// An output slice has the wrong length.
+    WrongBufferLength {
+        /// The required length.
+        expected: usize,
+        /// The given length.
+        got: usize,
+    },
+}
+
+impl fmt::Display for VecEnvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VecEnvError::NoEnvs => write!(f, "a VecEnv needs at least one env (num_envs = 0)"),
+            VecEnvError::WrongActionCount { expected, got } => {
+                write!(f, "step needs one action per env: expected {expected}, got {got}")
+            }
+            VecEnvError::WrongBufferLength { expected, got } => {
+                write!(f, "output buffer has length {got}, expected {expected}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VecEnvError {}
+
+/// Counts from one [`VecEnv::step`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepInfo {
+    /// Envs that rejected their action (see [`VecEnv::errors`]).
+    pub num_errors: usize,
+    /// Games that ended on this step.
+    pub num_finished: usize,
+}
+
+/// Per-env state that is not exposed as a tensor.
+#[derive(Clone, Debug)]
+struct Slot {
+    game: Game,
+    rng: Rng,
+    /// The current game's outcome (a loss by illegal action included).
+    outcome: Outcome,
+    /// The outcome of the last game that ended in this env.
+    final_outcome: Outcome,
+    /// The game has ended and has not been restarted.
+    done: bool,
+    error: Option<ActionError>,
+}
+
+/// Mutable views of one env's rows in the output buffers.
+struct Row<'a> {
+    obs: &'a mut [f32],
+    final_obs: &'a mut [f32],
+    mask: &'a mut ActionMask,
+    player: &'a mut u8,
+    reward: &'a mut [f32; 2],
+    terminated: &'a mut bool,
+    truncated: &'a mut bool,
+}
+
+/// N independent games with struct-of-arrays output buffers.
+///
+/// # Shapes
+/// * `observations`: `[N, C*24]` f32 ([`OBS_LEN`] per env, layout in [`features`](crate::features));
+/// * `masks`: `[N]` packed [`ActionMask`]s (600 bits each); [`VecEnv::masks_u8`] and
+///   [`VecEnv::masks_bool`] expand them to `[N, 600]`;
+/// * `current_player`: `[N]` u8 (0 White, 1 Black);
+/// * `rewards`: `[N, 2]` f32, one column per player;
+/// * `terminated`, `truncated`: `[N]` bool. A game cut off by the turn cap is `truncated`;
+///   every other end (win, repetition, N-move rule) is `terminated`.
+///
+/// A finished game's mask is all-zero, with `terminated` or `truncated` set.
+///
+/// ```
+/// use morris_env::{VecEnv, VecEnvConfig, Rules, Action};
+/// let mut env = VecEnv::new(VecEnvConfig::new(4, Rules::standard())).unwrap();
+/// let actions: Vec<Action> = env.masks().iter().map(|m| m.nth(0).unwrap()).collect();
+/// let info = env.step(&actions).unwrap();
+/// assert_eq!(info.num_errors, 0);
+/// assert_eq!(env.current_player(), &[1, 1, 1, 1]);
+/// ```
+pub struct VecEnv {
+    config: VecEnvConfig,
+    slots: Vec<Slot>,
+    observations: Vec<f32>,
+    final_observations: Vec<f32>,
+    masks: Vec<ActionMask>,
+    current_player: Vec<u8>,
+    rewards: Vec<[f32; 2]>,
+    terminated: Vec<bool>,
+    truncated: Vec<bool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+impl VecEnv {
+    /// Creates the envs and resets them with `config.seed`.
+    ///
+    /// # Errors
+    /// [`VecEnvError::NoEnvs`] if `num_envs` is 0.
+    pub fn new(config: VecEnvConfig) -> Result<VecEnv, VecEnvError> {
+        let n = config.num_envs;
+        if n == 0 {
+            return Err(VecEnvError::NoEnvs);
+        }
+        let slot = Slot {
+            game: Game::new(config.rules),
+            rng: Rng::seed_from_u64(0),
+            outcome: Outcome::Ongoing,
+            final_outcome: Outcome::Ongoing,
+            done: false,
+            error: None,
+        };
+        let mut env = VecEnv {
+            slots: vec![slot; n],
+            observations: vec![0.0; n * OBS_LEN],
+            final_observations: vec![0.0; n * OBS_LEN],
+            masks: vec![ActionMask::EMPTY; n],
+            current_player: vec![0; n],
+            rewards: vec![[0.0; 2]; n],
+            terminated: vec![false; n],
+            truncated: vec![false; n],
+            pool: None,
+            config,
+        };
+        let seed = env.config.seed;
+        env.reset(seed);
+        Ok(env)
+    }
+
+    /// Runs [`VecEnv::step`] and [`VecEnv::reset`] on `pool` instead of rayon's global pool.
+    pub fn with_thread_pool(mut self, pool: Arc<rayon::ThreadPool>) -> VecEnv {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &VecEnvConfig {
+        &self.config
+    }
+
+    /// Number of envs `N`.
+    pub fn num_envs(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Reseeds env `i` with `seed + i`, starts new games (with the random opening, if any) and
+    /// clears rewards, flags and errors.
+    pub fn reset(&mut self, seed: u64) {
+        self.config.seed = seed;
+        let config = self.config.clone();
+        self.for_each_env(|i, slot, row| {
+            slot.rng = Rng::seed_from_u64(seed.wrapping_add(i as u64));
+            new_game(&config, slot);
+            slot.final_outcome = Outcome::Ongoing;
+            *row.reward = [0.0; 2];
+            *row.terminated = false;
+            *row.truncated = false;
+            write_state(&config, slot, row.obs, row.mask, row.player);
+            StepInfo::default()
+        });
+    }
+
+    /// Steps every env with its action (`actions[i]` for env `i`).
+    ///
+    /// # Errors
+    /// Only if `actions.len() != N`; nothing is stepped then. Illegal actions are per env:
+    /// see [`IllegalActionMode`] and [`VecEnv::errors`].
+    pub fn step(&mut self, actions: &[Action]) -> Result<StepInfo, VecEnvError> {
+        if actions.len() != self.slots.len() {
+            return Err(VecEnvError::WrongActionCount { expected: self.slots.len(), got: actions.len() });
+        }
+        let config = self.config.clone();
+        Ok(self.for_each_env(|i, slot, row| step_env(&config, slot, actions[i], row)))
+    }
+
+    /// Runs `f` on every env in parallel chunks (on the configured pool) and sums the counts.
+    fn for_each_env<F>(&mut self, f: F) -> StepInfo
+    where
+        F: Fn(usize, &mut Slot, Row<'_>) -> StepInfo + Sync + Send,
+    {
+        let pool = self.pool.clone();
+        let rows = par_rows(
+            &mut self.slots,
+            &mut self.observations,
+            &mut self.final_observations,
+            &mut self.masks,
+            &mut self.current_player,
+            &mut self.rewards,
+            &mut self.terminated,
+            &mut self.truncated,
+        );
+        let work = move || {
+            rows.map(|(i, slot, row)| f(i, slot, row)).reduce(StepInfo::default, |a, b| StepInfo {
+                num_errors: a.num_errors + b.num_errors,
+                num_finished: a.num_finished + b.num_finished,
+            })
+        };
+        match pool {
+            Some(p) => p.install(work),
+            None => work(),
+        }
+    }
+
+    /// Observations, `[N, C*24]` row-major.
+    pub fn observations(&self) -> &[f32] {
+        &self.observations
+    }
+
+    /// In [`AutoReset::SameStep`] mode, the last observation of each game that ended on the
+    /// latest step (`[N, C*24]`; rows of other envs are stale).
+    pub fn final_observations(&self) -> &[f32] {
+        &self.final_observations
+    }
+
+    /// Legal-action masks, `[N]` packed.
+    pub fn masks(&self) -> &[ActionMask] {
+        &self.masks
+    }
+
+    /// Expands the masks into `out`, `[N, 600]` of 0/1 bytes.
+    ///
+    /// # Errors
+    /// If `out.len() != N * 600`.
+    pub fn masks_u8(&self, out: &mut [u8]) -> Result<(), VecEnvError> {
+        self.check_len(out.len(), NUM_ACTIONS)?;
+        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(NUM_ACTIONS)) {
+            m.write_u8(row);
+        }
+        Ok(())
+    }
+
+    /// Expands the masks into `out`, `[N, 600]` of booleans.
+    ///
+    /// # Errors
+    /// If `out.len() != N * 600`.
+    pub fn masks_bool(&self, out: &mut [bool]) -> Result<(), VecEnvError> {
+        self.check_len(out.len(), NUM_ACTIONS)?;
+        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(NUM_ACTIONS)) {
+            m.write_bool(row);
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, got: usize, per_env: usize) -> Result<(), VecEnvError> {
+        let expected = self.slots.len() * per_env;
+        if got == expected { Ok(()) } else { Err(VecEnvError::WrongBufferLength { expected, got }) }
+    }
+
+    /// The player to move in each env, `[N]` (0 White, 1 Black).
+    pub fn current_player(&self) -> &[u8] {
+        &self.current_player
+    }
+
+    /// Rewards of the latest step, `[N, 2]`: `[white, black]` per env.
+    pub fn rewards(&self) -> &[[f32; 2]] {
+        &self.rewards
+    }
+
+    /// Whether each game ended by the rules on the latest step (or, with auto-reset off, earlier).
+    pub fn terminated(&self) -> &[bool] {
+        &self.terminated
+    }
+
+    /// Whether each game was cut off by the turn cap.
+    pub fn truncated(&self) -> &[bool] {
+        &self.truncated
+    }
+
+    /// The illegal action, if any, that env `i` rejected on the latest step.
+    ///
+    /// # Panics
+    /// If `i >= N`.
+    pub fn error(&self, i: usize) -> Option<ActionError> {
+        self.slots[i].error
+    }
+
+    /// Iterates `(env, error)` for the envs that rejected their action on the latest step.
+    pub fn errors(&self) -> impl Iterator<Item = (usize, ActionError)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| s.error.map(|e| (i, e)))
+    }
+
+    /// The outcome of env `i`'s current game (a loss by illegal action included).
+    ///
+    /// # Panics
+    /// If `i >= N`.
+    pub fn outcome(&self, i: usize) -> Outcome {
+        self.slots[i].outcome
+    }
+
+    /// The outcome of the last game that ended in env `i` ([`Outcome::Ongoing`] if none has).
+    /// In [`AutoReset::SameStep`] mode this is how the result of a game that ended on the
+    /// latest step is read, since the env already holds the next game.
+    ///
+    /// # Panics
+    /// If `i >= N`.
+    pub fn final_outcome(&self, i: usize) -> Outcome {
+        self.slots[i].final_outcome
+    }
+
+    /// The game in env `i`.
+    ///
+    /// # Panics
+    /// If `i >= N`.
+    pub fn game(&self, i: usize) -> &Game {
+        &self.slots[i].game
+    }
+}
+
+/// Zips the per-env state with its rows of every buffer, in parallel chunks.
+#[allow(clippy::too_many_arguments)]
+fn par_rows<'a>(
+    slots: &'a mut [Slot],
+    obs: &'a mut [f32],
+    final_obs: &'a mut [f32],
+    masks: &'a mut [ActionMask],
+    players: &'a mut [u8],
+    rewards: &'a mut [[f32; 2]],
+    terminated: &'a mut [bool],
+    truncated: &'a mut [bool],
+) -> impl IndexedParallelIterator<Item = (usize, &'a mut Slot, Row<'a>)> {
+    (
+        slots.par_iter_mut(),
+        obs.par_chunks_mut(OBS_LEN),
+        final_obs.par_chunks_mut(OBS_LEN),
+        masks.par_iter_mut(),
+        players.par_iter_mut(),
+        rewards.par_iter_mut(),
+        terminated.par_iter_mut(),
+        truncated.par_iter_mut(),
+    )
+        .into_par_iter()
+        .with_min_len(32)
+        .enumerate()
+        .map(|(i, (slot, obs, final_obs, mask, player, reward, terminated, truncated))| {
+            (i, slot, Row { obs, final_obs, mask, player, reward, terminated, truncated })
+        })
+}
+
+/// Starts a new game in `slot`, with the configured random opening. If the opening happens to
+/// end the game, it is replayed with the next random numbers (a bounded number of times).
+fn new_game(config: &VecEnvConfig, slot: &mut Slot) {
+    slot.game.random_opening(&mut slot.rng, config.opening_plies);
+    slot.outcome = slot.game.outcome();
+    slot.done = false;
+    slot.error = None;
+}
+
+/// Writes the observation, mask and player of the slot's current state.
+fn write_state(config: &VecEnvConfig, slot: &Slot, obs: &mut [f32], mask: &mut ActionMask, player: &mut u8) {
+    let game = &slot.game;
+    encode(game.position(), &config.rules, game.repetitions(), obs);
+    // A game lost by an illegal action is over although its position is not.
+    *mask = if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
+    *player = game.current_player() as u8;
+}
+
+/// One env's step; returns the counts it contributes.
+fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>) -> StepInfo {
+    *row.reward = [0.0; 2];
+    slot.error = None;
+    if slot.done {
+        if config.auto_reset == AutoReset::Off {
+            return StepInfo::default();
+        }
+        new_game(config, slot);
+        *row.terminated = false;
+        *row.truncated = false;
+        write_state(config, slot, row.obs, row.mask, row.player);
+        return StepInfo::default();
+    }
+    let mover = slot.game.current_player();
+    slot.outcome = match slot.game.apply(action) {
+        Ok(()) => slot.game.outcome(),
+        Err(e) => match config.illegal_action {
+            IllegalActionMode::Error => {
+                slot.error = Some(e);
+                return StepInfo { num_errors: 1, num_finished: 0 };
+            }
+            IllegalActionMode::Loss => Outcome::Win { winner: mover.opponent(), reason: WinReason::IllegalAction },
+        },
+    };
+    let outcome = slot.outcome;
+    if !outcome.is_terminal() {
+        *row.terminated = false;
+        *row.truncated = false;
+        write_state(config, slot, row.obs, row.mask, row.player);
+        return StepInfo::default();
+    }
+    slot.final_outcome = outcome;
+    *row.reward = [outcome.reward(Color::White), outcome.reward(Color::Black)];
+    *row.truncated = outcome.is_truncation();
+    *row.terminated = !outcome.is_truncation();
+    if config.auto_reset == AutoReset::SameStep {
+        let game = &slot.game;
+        encode(game.position(), &config.rules, game.repetitions(), row.final_obs);
+        new_game(config, slot);
+        write_state(config, slot, row.obs, row.mask, row.player);
+    } else {
+        slot.done = true;
+        write_state(config, slot, row.obs, row.mask, row.player);
+    }
+    StepInfo { num_errors: 0, num_finished: 1 }
+}
