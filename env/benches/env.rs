@@ -1,1 +1,141 @@
-fn main() {}
+//! Environment benchmarks: random playouts, `VecEnv` stepping, observation encoding, move
+//! generation and perft. Run with `cargo bench -p morris-env`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use morris_env::features::encode;
+use morris_env::{Action, AutoReset, Game, OBS_LEN, Position, Rng, Rules, VecEnv, VecEnvConfig, perft};
+
+/// Steps per measured iteration of the playout benches.
+const STEPS: u64 = 100_000;
+
+/// (a) Random playouts on one thread with the `Position` API: legal mask, uniform choice with
+/// the RNG, apply. Finished games restart from the start position.
+fn playout_position(rules: Rules, rng: &mut Rng, pos: &mut Position) {
+    for _ in 0..STEPS {
+        match pos.legal_actions(&rules).sample(rng) {
+            Some(a) => pos.apply_unchecked(a),
+            None => *pos = Position::start(),
+        }
+    }
+}
+
+/// (a) The same with the `Game` API, which also keeps the history for repetition and undo.
+fn playout_game(rng: &mut Rng, game: &mut Game) {
+    for _ in 0..STEPS {
+        match game.legal_actions().sample(rng) {
+            Some(a) => game.apply_unchecked(a),
+            None => game.reset(),
+        }
+    }
+}
+
+fn bench_playouts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("playout");
+    g.throughput(Throughput::Elements(STEPS));
+    for (name, rules) in [("openspiel", Rules::openspiel()), ("standard", Rules::standard())] {
+        g.bench_function(format!("position_{name}"), |b| {
+            let mut rng = Rng::seed_from_u64(1);
+            let mut pos = Position::start();
+            b.iter(|| playout_position(rules, &mut rng, black_box(&mut pos)));
+        });
+        g.bench_function(format!("game_{name}"), |b| {
+            let mut rng = Rng::seed_from_u64(1);
+            let mut game = Game::new(rules);
+            b.iter(|| playout_game(&mut rng, black_box(&mut game)));
+        });
+    }
+    g.finish();
+}
+
+/// A spread of positions from random games: placing, moving, flying and removal states.
+fn sample_positions(n: usize) -> Vec<(Position, u32)> {
+    let mut rng = Rng::seed_from_u64(7);
+    let mut out = Vec::with_capacity(n);
+    let mut game = Game::new(Rules::standard());
+    while out.len() < n {
+        let mask = game.legal_actions();
+        if mask.is_empty() {
+            game.reset();
+            continue;
+        }
+        out.push((*game.position(), game.repetitions()));
+        if let Some(a) = mask.nth(rng.below(mask.count())) {
+            game.apply_unchecked(a);
+        }
+    }
+    out
+}
+
+fn bench_encoding_and_movegen(c: &mut Criterion) {
+    let positions = sample_positions(4096);
+    let rules = Rules::standard();
+    let mut g = c.benchmark_group("features");
+    g.throughput(Throughput::Elements(positions.len() as u64));
+    g.bench_function("encode", |b| {
+        let mut out = vec![0.0f32; OBS_LEN];
+        b.iter(|| {
+            for (pos, reps) in &positions {
+                encode(pos, &rules, *reps, &mut out);
+                black_box(&out);
+            }
+        });
+    });
+    g.bench_function("legal_actions", |b| {
+        b.iter(|| {
+            let mut total = 0;
+            for (pos, _) in &positions {
+                total += black_box(pos).legal_actions(&rules).count();
+            }
+            total
+        });
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("perft");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(5_100_480));
+    g.bench_function("start_depth_5", |b| {
+        let mut game = Game::new(Rules::openspiel());
+        b.iter(|| perft(&mut game, 5));
+    });
+    g.finish();
+}
+
+/// (b) `VecEnv` with 4096 envs: one step writes observations and masks of every env. Actions are
+/// drawn (uniformly among legal ones) outside the timed region, so only the env is measured.
+fn bench_vec_env(c: &mut Criterion) {
+    const N: usize = 4096;
+    let mut g = c.benchmark_group("vec_env_step");
+    g.throughput(Throughput::Elements(N as u64));
+    for threads in [1, 2] {
+        let pool =
+            Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool"));
+        let mut config = VecEnvConfig::new(N, Rules::standard());
+        config.auto_reset = AutoReset::SameStep;
+        let mut env = VecEnv::new(config).expect("env").with_thread_pool(pool);
+        let mut rng = Rng::seed_from_u64(3);
+        let mut actions = vec![Action(0); N];
+        g.bench_function(format!("n4096_threads{threads}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    for (a, m) in actions.iter_mut().zip(env.masks()) {
+                        *a = m.nth(rng.below(m.count().max(1))).unwrap_or(Action(0));
+                    }
+                    let t = Instant::now();
+                    black_box(env.step(&actions).expect("step"));
+                    total += t.elapsed();
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_playouts, bench_encoding_and_movegen, bench_vec_env);
+criterion_main!(benches);

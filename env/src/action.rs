@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::error::NotationError;
+use crate::rng::Rng;
 use crate::types::{NUM_POINTS, Point};
 
 /// Size of the action space: 24 point actions plus 24×24 from-to moves.
@@ -65,10 +66,7 @@ impl Action {
             return None;
         }
         let m = i - NUM_POINTS;
-        Some((
-            Point::from_index_unchecked(m / NUM_POINTS),
-            Point::from_index_unchecked(m % NUM_POINTS),
-        ))
+        Some((Point::from_index_unchecked(m / NUM_POINTS), Point::from_index_unchecked(m % NUM_POINTS)))
     }
 }
 
@@ -120,16 +118,14 @@ impl ActionMask {
         }
     }
 
-    /// ORs a 24-bit set into bits `offset..offset + 24`. `offset + 24 <= 600`.
+    /// The mask whose bit `a` is bit `a % 8` of byte `a / 8` (little-endian words).
     #[inline]
-    pub(crate) fn or_bits24(&mut self, offset: usize, bits: u32) {
-        debug_assert!(offset + NUM_POINTS <= NUM_ACTIONS && bits < (1 << 24));
-        let (w, s) = (offset / 64, offset % 64);
-        let v = (bits as u128) << s;
-        self.0[w] |= v as u64;
-        if s > 64 - NUM_POINTS {
-            self.0[w + 1] |= (v >> 64) as u64;
-        }
+    pub fn from_le_bytes(bytes: &[u8; 8 * MASK_WORDS]) -> ActionMask {
+        ActionMask(std::array::from_fn(|i| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            u64::from_le_bytes(w)
+        }))
     }
 
     /// Number of actions in the set.
@@ -146,15 +142,47 @@ impl ActionMask {
 
     /// The `n`-th action in increasing order (0-based), if there are more than `n`.
     #[inline]
-    pub fn nth(&self, mut n: u32) -> Option<Action> {
-        for (wi, &w) in self.0.iter().enumerate() {
-            let c = w.count_ones();
-            if n < c {
-                return Some(Action((wi * 64) as u16 + select_in_word(w, n) as u16));
-            }
-            n -= c;
+    pub fn nth(&self, n: u32) -> Option<Action> {
+        // Branch-free over the words: random `n` would make a loop exit mispredict.
+        let mut word = 0usize;
+        let mut before = 0u32;
+        let mut acc = 0u32;
+        for &w in &self.0 {
+            acc += w.count_ones();
+            let passed = acc <= n;
+            word += passed as usize;
+            before = if passed { acc } else { before };
         }
-        None
+        if word >= MASK_WORDS {
+            return None;
+        }
+        let bit = select_in_word(self.0[word], n - before);
+        Some(Action((word * 64) as u16 + bit as u16))
+    }
+
+    /// A uniformly random action from the set, or `None` if it is empty. Equivalent to
+    /// `self.nth(rng.below(self.count()))`, with the word counts computed once.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> Option<Action> {
+        let counts: [u32; MASK_WORDS] = std::array::from_fn(|i| self.0[i].count_ones());
+        let total: u32 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let n = rng.below(total);
+        let mut word = 0usize;
+        let mut before = 0u32;
+        let mut acc = 0u32;
+        for c in counts {
+            acc += c;
+            let passed = acc <= n;
+            word += passed as usize;
+            before = if passed { acc } else { before };
+        }
+        // `n < total`, so `word < MASK_WORDS`; `min` keeps the index in range for the compiler.
+        let word = word.min(MASK_WORDS - 1);
+        let bit = select_in_word(self.0[word], n - before);
+        Some(Action((word * 64) as u16 + bit as u16))
     }
 
     /// Iterates the actions in increasing order.
@@ -190,26 +218,44 @@ impl ActionMask {
     }
 }
 
-/// Position (0..64) of the `n`-th set bit of `w`; `n < w.count_ones()`.
-#[inline]
-fn select_in_word(mut w: u64, n: u32) -> u32 {
-    // Narrow down by halves with popcounts, then clear low bits: at most 8 bit-clears.
-    let mut base = 0;
-    let mut n = n;
-    for half in [32u32, 16, 8] {
-        let low = (w & ((1u64 << half) - 1)).count_ones();
-        if n >= low {
-            n -= low;
-            w >>= half;
-            base += half;
-        } else {
-            w &= (1u64 << half) - 1;
+/// `SELECT_IN_BYTE[x | k << 8]` is the position of the `k`-th set bit of byte `x` (8 if none).
+const SELECT_IN_BYTE: [u8; 2048] = {
+    let mut t = [8u8; 2048];
+    let mut x = 0;
+    while x < 256 {
+        let mut k = 0;
+        let mut i = 0;
+        while i < 8 {
+            if x & (1 << i) != 0 {
+                t[x | (k << 8)] = i as u8;
+                k += 1;
+            }
+            i += 1;
         }
+        x += 1;
     }
-    for _ in 0..n {
-        w &= w - 1;
-    }
-    base + w.trailing_zeros()
+    t
+};
+
+/// Position (0..64) of the `n`-th set bit of `w`; `n < w.count_ones()`. Branch-free broadword
+/// selection (S. Vigna, "Broadword implementation of rank/select queries", 2008): byte-wise
+/// prefix popcounts locate the byte, and a table selects within it.
+#[inline]
+fn select_in_word(w: u64, n: u32) -> u32 {
+    const L8: u64 = 0x0101_0101_0101_0101;
+    const H8: u64 = 0x8080_8080_8080_8080;
+    let mut s = w - ((w >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte i holds the number of set bits in bytes 0..=i (at most 64, so the top bit is free).
+    let byte_sums = s.wrapping_mul(L8);
+    let n8 = (n as u64 & 63).wrapping_mul(L8);
+    // Byte i has its top bit set when byte_sums[i] <= n, i.e. the bit lies above byte i.
+    let below = ((n8 | H8).wrapping_sub(byte_sums)) & H8;
+    let place = below.count_ones() * 8;
+    let rank_in_byte = n as u64 - (((byte_sums << 8) >> place) & 0xff);
+    let byte = (w >> place) & 0xff;
+    place + SELECT_IN_BYTE[(byte | (rank_in_byte & 7) << 8) as usize] as u32
 }
 
 impl fmt::Debug for ActionMask {
@@ -228,7 +274,7 @@ impl FromIterator<Action> for ActionMask {
     }
 }
 
-impl<'a> IntoIterator for &'a ActionMask {
+impl IntoIterator for &ActionMask {
     type Item = Action;
     type IntoIter = ActionMaskIter;
     fn into_iter(self) -> ActionMaskIter {
@@ -381,8 +427,8 @@ mod tests {
         assert_eq!(m.iter().map(|a| a.0).collect::<Vec<_>>(), actions);
         let mut bytes = [0u8; NUM_ACTIONS];
         m.write_u8(&mut bytes);
-        for i in 0..NUM_ACTIONS {
-            assert_eq!(bytes[i] == 1, m.has(Action(i as u16)));
+        for (i, &b) in bytes.iter().enumerate() {
+            assert_eq!(b == 1, m.has(Action(i as u16)));
         }
     }
 
@@ -397,13 +443,12 @@ mod tests {
     }
 
     #[test]
-    fn or_bits24_across_word_boundaries() {
-        for offset in (24..=576).step_by(24) {
-            let mut m = ActionMask::EMPTY;
-            m.or_bits24(offset, 0xff_ffff);
-            assert_eq!(m.count(), 24);
-            assert_eq!(m.nth(0), Some(Action(offset as u16)));
-            assert_eq!(m.nth(23), Some(Action(offset as u16 + 23)));
+    fn from_le_bytes_maps_bit_a_to_byte_a_div_8() {
+        for a in [0usize, 7, 8, 63, 64, 300, 599] {
+            let mut bytes = [0u8; 8 * MASK_WORDS];
+            bytes[a / 8] = 1 << (a % 8);
+            let m = ActionMask::from_le_bytes(&bytes);
+            assert_eq!(m.iter().collect::<Vec<_>>(), vec![Action(a as u16)]);
         }
     }
 

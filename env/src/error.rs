@@ -101,9 +101,14 @@ pub enum NotationError {
 impl fmt::Display for NotationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NotationError::Empty => write!(f, "empty move: write a point (d6), a move (a1-a4) or a removal (xg7)"),
+            NotationError::Empty => {
+                write!(f, "empty move: write a point (d6), a move (a1-a4) or a removal (xg7)")
+            }
             NotationError::UnknownPoint(s) => {
-                write!(f, "'{s}' is not a point: points are named a1 to g7 (files a-g, ranks 1-7) and d4 is not on the board")
+                write!(
+                    f,
+                    "'{s}' is not a point: points are named a1 to g7 (files a-g, ranks 1-7) and d4 is not on the board"
+                )
             }
             NotationError::Malformed(s) => {
                 write!(f, "cannot read '{s}': write a point (d6), a move (a1-a4) or a removal (xg7)")
@@ -143,10 +148,9 @@ impl fmt::Display for PositionError {
             PositionError::NothingToRemove => {
                 write!(f, "a removal is pending but the opponent has no piece on the board")
             }
-            PositionError::InconsistentHands => write!(
-                f,
-                "pieces in hand differ by more than one, or the wrong player has the extra piece"
-            ),
+            PositionError::InconsistentHands => {
+                write!(f, "pieces in hand differ by more than one, or the wrong player has the extra piece")
+            }
         }
     }
 }

@@ -63,7 +63,11 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
     }
     let phase = |c| {
         let ph = pos.phase(c, rules);
-        [(ph == Phase::Placing) as u8 as f32, (ph == Phase::Moving) as u8 as f32, (ph == Phase::Flying) as u8 as f32]
+        [
+            (ph == Phase::Placing) as u8 as f32,
+            (ph == Phase::Moving) as u8 as f32,
+            (ph == Phase::Flying) as u8 as f32,
+        ]
     };
     let [op, om, of] = phase(me);
     let [tp, tm, tf] = phase(opp);
@@ -71,7 +75,8 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
         Some(d) if d > 0 => (num as f32 / d as f32).min(1.0),
         _ => 0.0,
     };
-    let reps = if rules.threefold_repetition { (repetitions.saturating_sub(1) as f32 / 2.0).min(1.0) } else { 0.0 };
+    let reps =
+        if rules.threefold_repetition { (repetitions.saturating_sub(1) as f32 / 2.0).min(1.0) } else { 0.0 };
     let constants: [f32; NUM_PLANES - 3] = [
         pos.in_hand(me) as f32 / 9.0,
         pos.in_hand(opp) as f32 / 9.0,

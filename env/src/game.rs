@@ -127,10 +127,10 @@ impl Game {
     /// The legal actions; empty once the game is over.
     #[inline]
     pub fn legal_actions(&self) -> ActionMask {
-        if self.outcome().is_terminal() {
+        if self.rules.threefold_repetition && self.repetitions >= 3 {
             ActionMask::EMPTY
         } else {
-            self.position.legal_actions_unchecked(&self.rules)
+            self.position.legal_actions(&self.rules)
         }
     }
 
@@ -176,7 +176,10 @@ impl Game {
     /// If it is malformed, of the wrong kind, illegal, or the game is over.
     pub fn play_notation(&mut self, text: &str) -> Result<Action, NotationError> {
         if self.outcome().is_terminal() {
-            return Err(NotationError::Illegal { text: text.trim().to_string(), error: ActionError::GameOver });
+            return Err(NotationError::Illegal {
+                text: text.trim().to_string(),
+                error: ActionError::GameOver,
+            });
         }
         let action = self.position.parse_action(text, &self.rules)?;
         self.apply_unchecked(action);
@@ -222,21 +225,27 @@ impl Game {
         self.reset();
     }
 
-    /// Counts earlier occurrences of the current position plus this one. Only positions with
-    /// the same material can repeat it, and material only ever decreases, so the scan stops at
-    /// the first older position whose material differs.
+    /// Counts earlier occurrences of the current position plus this one.
+    ///
+    /// Only the positions since the last removal can repeat the current one (removals and
+    /// placements change the material for good), and those are exactly the last
+    /// `quiet_plies` entries of the history: no placement happens once sliding has begun.
+    /// Within that stretch no removal is pending and the side to move alternates, so only
+    /// every second entry can match, and comparing boards suffices. A pending position never
+    /// repeats, since the removal that follows it is irreversible.
     fn count_repetitions(&self) -> u32 {
-        if !self.rules.threefold_repetition {
+        let pos = &self.position;
+        if !self.rules.threefold_repetition || pos.is_removal_pending() {
             return 1;
         }
-        let key = self.position.repetition_key();
-        let material = self.position.material();
+        let len = self.history.len();
+        let span = (pos.quiet_plies() as usize).min(len);
+        let key = pos.board_key();
         let mut count = 1;
-        for p in self.history.iter().rev() {
-            if p.material() != material {
-                break;
-            }
-            count += (p.repetition_key() == key) as u32;
+        let mut back = 2;
+        while back <= span {
+            count += (self.history[len - back].board_key() == key) as u32;
+            back += 2;
         }
         count
     }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::action::{Action, ActionMask, Move, NUM_ACTIONS};
+use crate::action::{Action, ActionMask, MASK_WORDS, Move, NUM_ACTIONS};
 use crate::error::{ActionError, NotationError, PositionError};
 use crate::rng::splitmix64;
 use crate::rules::Rules;
@@ -204,8 +204,9 @@ impl Position {
         }
     }
 
-    /// Builds a position from its parts, with the turn count set to the number of placements
-    /// made so far and the N-move counter at zero (see [`Position::with_counters`]).
+    /// Builds a position from its parts, with the turn count set to the turns that the
+    /// placements made so far took (exact while pieces are in hand; once both hands are empty
+    /// the real count is unknown) and the N-move counter at zero (see [`Position::with_counters`]).
     ///
     /// # Errors
     /// If the parts cannot arise in a game: overlapping pieces, more than 9 pieces for a player,
@@ -254,7 +255,9 @@ impl Position {
             side,
             removal_pending,
             quiet_plies: 0,
-            turns: (2 * PIECES_PER_PLAYER - w - b) as u16,
+            // Play passes after each placement, except one that closed a mill still to be
+            // completed by its removal.
+            turns: (2 * PIECES_PER_PLAYER - w - b).saturating_sub(removal_pending as u8) as u16,
         };
         pos.hash = pos.compute_hash();
         Ok(pos)
@@ -360,24 +363,10 @@ impl Position {
         }
     }
 
-    /// An exact key for repetition: board, side to move and pending removal.
-    /// Hands are left out: the history compared against it never spans a placement.
+    /// Both players' pieces in one integer: White's in bits 0..24, Black's in bits 24..48.
     #[inline]
-    pub const fn repetition_key(&self) -> u64 {
-        self.pieces[0].0 as u64
-            | (self.pieces[1].0 as u64) << 24
-            | (self.side as u64) << 48
-            | (self.removal_pending as u64) << 49
-    }
-
-    /// Pieces, hands and counts that only decrease: two positions can be repetitions
-    /// of each other only if this is equal.
-    #[inline]
-    pub(crate) const fn material(&self) -> u32 {
-        self.pieces[0].count()
-            | self.pieces[1].count() << 8
-            | (self.in_hand[0] as u32) << 16
-            | (self.in_hand[1] as u32) << 24
+    pub const fn board_key(&self) -> u64 {
+        self.pieces[0].0 as u64 | (self.pieces[1].0 as u64) << 24
     }
 
     /// The opposing pieces that may be removed now: those outside mills, or all of them
@@ -443,10 +432,18 @@ impl Position {
     /// The legal actions, empty when [`Position::outcome`] says the game is over.
     #[inline]
     pub fn legal_actions(&self, rules: &Rules) -> ActionMask {
-        if self.outcome(rules).is_terminal() {
+        // A blocked player has no legal action anyway, so only the other end conditions are
+        // checked here; that saves a neighbourhood computation on every call.
+        if self.is_decided_by_material() || self.draw_outcome(rules).is_terminal() {
             return ActionMask::EMPTY;
         }
         self.legal_actions_unchecked(rules)
+    }
+
+    /// Whether a player is down to 2 pieces (on board plus in hand).
+    #[inline]
+    fn is_decided_by_material(&self) -> bool {
+        self.num_pieces(Color::White) <= 2 || self.num_pieces(Color::Black) <= 2
     }
 
     /// The actions the rules of play allow, without checking whether the game is already over.
@@ -461,10 +458,16 @@ impl Position {
         } else {
             let empty = self.empty();
             let flying = self.phase(self.side, rules) == Phase::Flying;
+            // Move actions of piece `from` are bits 24 + 24·from .. +24: byte-aligned, three bytes
+            // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
+            // is exact: the fourth byte is zero and belongs to the next chunk, written later.
+            let mut bytes = [0u8; 8 * MASK_WORDS];
             for from in self.pieces[me] {
                 let to = if flying { empty } else { ADJACENT[from.index()] & empty };
-                mask.or_bits24(NUM_POINTS + from.index() * NUM_POINTS, to.0);
+                let at = 3 + 3 * from.index();
+                bytes[at..at + 4].copy_from_slice(&to.0.to_le_bytes());
             }
+            mask = ActionMask::from_le_bytes(&bytes);
         }
         mask
     }

@@ -154,7 +154,10 @@ impl Symmetry {
     /// # Panics
     /// If either slice is not 600 long.
     pub fn policy(self, policy: &[f32], out: &mut [f32]) {
-        assert!(policy.len() == NUM_ACTIONS && out.len() == NUM_ACTIONS, "policies must have {NUM_ACTIONS} entries");
+        assert!(
+            policy.len() == NUM_ACTIONS && out.len() == NUM_ACTIONS,
+            "policies must have {NUM_ACTIONS} entries"
+        );
         for (i, &v) in policy.iter().enumerate() {
             out[self.action(Action(i as u16)).index()] = v;
         }
@@ -196,9 +199,9 @@ mod tests {
                 assert_eq!(s.board(ADJACENT[p.index()]), ADJACENT[s.point(p).index()]);
             }
         }
-        for a in 0..NUM_SYMMETRIES {
-            for b in 0..a {
-                assert_ne!(PERMS[a], PERMS[b], "symmetries {a} and {b} coincide");
+        for (a, pa) in PERMS.iter().enumerate() {
+            for (b, pb) in PERMS.iter().enumerate().take(a) {
+                assert_ne!(pa, pb, "symmetries {a} and {b} coincide");
             }
         }
         assert_eq!(PERMS[0], std::array::from_fn(|i| i as u8));

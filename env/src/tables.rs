@@ -152,10 +152,38 @@ mod tests {
     fn adjacency_matches_the_diagram() {
         // Every edge named in rules.md, plus the full list read off the diagram.
         let edges: [(u8, u8); 32] = [
-            (0, 1), (1, 2), (3, 4), (4, 5), (6, 7), (7, 8), (9, 10), (10, 11), (12, 13),
-            (13, 14), (15, 16), (16, 17), (18, 19), (19, 20), (21, 22), (22, 23), (0, 9),
-            (9, 21), (3, 10), (10, 18), (6, 11), (11, 15), (1, 4), (4, 7), (16, 19), (19, 22),
-            (8, 12), (12, 17), (5, 13), (13, 20), (2, 14), (14, 23),
+            (0, 1),
+            (1, 2),
+            (3, 4),
+            (4, 5),
+            (6, 7),
+            (7, 8),
+            (9, 10),
+            (10, 11),
+            (12, 13),
+            (13, 14),
+            (15, 16),
+            (16, 17),
+            (18, 19),
+            (19, 20),
+            (21, 22),
+            (22, 23),
+            (0, 9),
+            (9, 21),
+            (3, 10),
+            (10, 18),
+            (6, 11),
+            (11, 15),
+            (1, 4),
+            (4, 7),
+            (16, 19),
+            (19, 22),
+            (8, 12),
+            (12, 17),
+            (5, 13),
+            (13, 20),
+            (2, 14),
+            (14, 23),
         ];
         let mut expect = [0u32; 24];
         for (a, b) in edges {
@@ -166,9 +194,10 @@ mod tests {
             assert_eq!(ADJACENT[p].0, expect[p], "point {p}");
         }
         let m = adjacency_matrix();
-        for p in 0..24 {
-            for q in 0..24 {
-                assert_eq!(m[p][q], m[q][p]);
+        for (p, row) in m.iter().enumerate() {
+            for (q, &x) in row.iter().enumerate() {
+                assert_eq!(x, m[q][p]);
+                assert_eq!(x == 1.0, ADJACENT[p].has(Point::ALL[q]));
             }
         }
     }

@@ -82,8 +82,8 @@ impl fmt::Display for Color {
 
 /// Standard coordinate names of the points, in OpenSpiel's numbering (row by row from the top left).
 const POINT_NAMES: [&str; NUM_POINTS] = [
-    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3",
-    "d3", "e3", "b2", "d2", "f2", "a1", "d1", "g1",
+    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
+    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
 ];
 
 /// `(file, rank)` of each point, both 0-based: file `a` is 0, rank `1` is 0.
@@ -126,11 +126,7 @@ impl Point {
     /// The point with index `i`, if `i < 24`.
     #[inline]
     pub const fn try_index(i: usize) -> Option<Point> {
-        if i < NUM_POINTS {
-            Some(Point(i as u8))
-        } else {
-            None
-        }
+        if i < NUM_POINTS { Some(Point(i as u8)) } else { None }
     }
 
     /// The point with index `i`; the caller guarantees `i < 24` (checked in debug builds).
@@ -153,10 +149,7 @@ impl Point {
 
     /// The point with the given coordinate name, such as `"d6"`.
     pub fn from_name(name: &str) -> Option<Point> {
-        POINT_NAMES
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(name))
-            .map(|i| Point(i as u8))
+        POINT_NAMES.iter().position(|n| n.eq_ignore_ascii_case(name)).map(|i| Point(i as u8))
     }
 
     /// `(file, rank)`, 0-based: a1 is `(0, 0)` and g7 is `(6, 6)`.
@@ -230,11 +223,7 @@ impl BitBoard {
     /// The lowest-numbered point, if any.
     #[inline]
     pub const fn first(self) -> Option<Point> {
-        if self.0 == 0 {
-            None
-        } else {
-            Some(Point(self.0.trailing_zeros() as u8))
-        }
+        if self.0 == 0 { None } else { Some(Point(self.0.trailing_zeros() as u8)) }
     }
 
     /// The set built from coordinate names.

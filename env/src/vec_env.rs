@@ -461,6 +461,9 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
         write_state(config, slot, row.obs, row.mask, row.player);
         return StepInfo::default();
     }
+    // The flags describe this step only: a game running now has not ended (yet).
+    *row.terminated = false;
+    *row.truncated = false;
     let mover = slot.game.current_player();
     slot.outcome = match slot.game.apply(action) {
         Ok(()) => slot.game.outcome(),
@@ -469,13 +472,13 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
                 slot.error = Some(e);
                 return StepInfo { num_errors: 1, num_finished: 0 };
             }
-            IllegalActionMode::Loss => Outcome::Win { winner: mover.opponent(), reason: WinReason::IllegalAction },
+            IllegalActionMode::Loss => {
+                Outcome::Win { winner: mover.opponent(), reason: WinReason::IllegalAction }
+            }
         },
     };
     let outcome = slot.outcome;
     if !outcome.is_terminal() {
-        *row.terminated = false;
-        *row.truncated = false;
         write_state(config, slot, row.obs, row.mask, row.player);
         return StepInfo::default();
     }
@@ -493,4 +496,127 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
         write_state(config, slot, row.obs, row.mask, row.player);
     }
     StepInfo { num_errors: 0, num_finished: 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::position::DrawReason;
+
+    /// Rules under which every game ends after one turn (a draw by the turn cap).
+    fn one_turn() -> Rules {
+        Rules { turn_cap: Some(1), ..Rules::openspiel() }
+    }
+
+    fn env(n: usize, rules: Rules, auto_reset: AutoReset) -> VecEnv {
+        let mut c = VecEnvConfig::new(n, rules);
+        c.auto_reset = auto_reset;
+        VecEnv::new(c).unwrap()
+    }
+
+    #[test]
+    fn zero_envs_and_wrong_action_count_are_errors() {
+        assert_eq!(VecEnv::new(VecEnvConfig::new(0, Rules::standard())).err(), Some(VecEnvError::NoEnvs));
+        let mut e = env(3, Rules::standard(), AutoReset::Off);
+        assert_eq!(e.step(&[Action(0)]), Err(VecEnvError::WrongActionCount { expected: 3, got: 1 }));
+        let mut small = vec![0u8; 10];
+        assert!(e.masks_u8(&mut small).is_err());
+    }
+
+    #[test]
+    fn auto_reset_off_keeps_finished_games_with_empty_masks() {
+        let mut e = env(2, one_turn(), AutoReset::Off);
+        let info = e.step(&[Action(0), Action(1)]).unwrap();
+        assert_eq!(info.num_finished, 2);
+        assert_eq!(e.truncated(), &[true, true]);
+        assert_eq!(e.terminated(), &[false, false]);
+        assert_eq!(e.outcome(0), Outcome::Draw(DrawReason::TurnCap));
+        assert!(e.masks().iter().all(|m| m.is_empty()));
+        let before = e.observations().to_vec();
+        // Stepping finished games is a no-op with zero rewards.
+        let info = e.step(&[Action(5), Action(599)]).unwrap();
+        assert_eq!(info, StepInfo::default());
+        assert_eq!(e.rewards(), &[[0.0, 0.0], [0.0, 0.0]]);
+        assert_eq!(e.truncated(), &[true, true]);
+        assert_eq!(e.observations(), &before[..]);
+        assert_eq!(e.game(0).actions().len(), 1);
+        e.reset(9);
+        assert_eq!(e.truncated(), &[false, false]);
+        assert_eq!(e.masks()[0].count(), 24);
+    }
+
+    #[test]
+    fn next_step_reset_ignores_the_action_after_a_game_ends() {
+        let mut e = env(1, one_turn(), AutoReset::NextStep);
+        e.step(&[Action(3)]).unwrap();
+        assert!(e.truncated()[0] && e.masks()[0].is_empty());
+        e.step(&[Action(599)]).unwrap();
+        assert!(!e.truncated()[0]);
+        assert_eq!(e.error(0), None);
+        assert_eq!(e.game(0).actions().len(), 0);
+        assert_eq!(e.masks()[0].count(), 24);
+        assert_eq!(e.final_outcome(0), Outcome::Draw(DrawReason::TurnCap));
+    }
+
+    #[test]
+    fn same_step_reset_keeps_the_final_observation() {
+        let mut e = env(1, one_turn(), AutoReset::SameStep);
+        let info = e.step(&[Action(3)]).unwrap();
+        assert_eq!(info.num_finished, 1);
+        assert!(e.truncated()[0]);
+        // The buffers already show a new game...
+        assert_eq!(e.masks()[0].count(), 24);
+        assert_eq!(e.current_player(), &[0]);
+        // ...and the final observation is Black's view with White's piece on b6.
+        let fin = e.final_observations();
+        assert_eq!(fin[crate::NUM_POINTS + 3], 1.0);
+        assert_eq!(e.final_outcome(0), Outcome::Draw(DrawReason::TurnCap));
+        assert_eq!(e.outcome(0), Outcome::Ongoing);
+    }
+
+    #[test]
+    fn illegal_action_as_error_changes_nothing() {
+        let mut e = env(2, Rules::standard(), AutoReset::NextStep);
+        e.step(&[Action(4), Action(4)]).unwrap();
+        let obs = e.observations().to_vec();
+        let info = e.step(&[Action(4), Action(5)]).unwrap();
+        assert_eq!(info.num_errors, 1);
+        assert_eq!(e.error(0), Some(ActionError::PointOccupied(crate::Point::ALL[4])));
+        assert_eq!(e.error(1), None);
+        assert_eq!(e.errors().count(), 1);
+        assert_eq!(&e.observations()[..OBS_LEN], &obs[..OBS_LEN]);
+        assert_eq!(e.game(0).actions().len(), 1);
+        assert_eq!(e.rewards()[0], [0.0, 0.0]);
+    }
+
+    #[test]
+    fn illegal_action_as_loss_ends_the_game_for_the_mover() {
+        let mut c = VecEnvConfig::new(1, Rules::standard());
+        c.illegal_action = IllegalActionMode::Loss;
+        c.auto_reset = AutoReset::Off;
+        let mut e = VecEnv::new(c).unwrap();
+        e.step(&[Action(4)]).unwrap();
+        // Black plays onto the occupied d6 and loses.
+        let info = e.step(&[Action(4)]).unwrap();
+        assert_eq!(info.num_finished, 1);
+        assert_eq!(e.rewards()[0], [1.0, -1.0]);
+        assert!(e.terminated()[0]);
+        assert!(e.masks()[0].is_empty());
+        assert_eq!(e.outcome(0), Outcome::Win { winner: Color::White, reason: WinReason::IllegalAction });
+    }
+
+    #[test]
+    fn random_openings_are_seeded_per_env() {
+        let mut c = VecEnvConfig::new(4, Rules::standard());
+        c.opening_plies = 6;
+        c.seed = 11;
+        let a = VecEnv::new(c.clone()).unwrap();
+        let b = VecEnv::new(c).unwrap();
+        assert_eq!(a.observations(), b.observations());
+        assert!((0..4).all(|i| a.game(i).actions().len() == 6));
+        assert_ne!(a.game(0).actions(), a.game(1).actions());
+        let mut bytes = vec![0u8; 4 * NUM_ACTIONS];
+        a.masks_u8(&mut bytes).unwrap();
+        assert_eq!(bytes.iter().map(|&x| x as u32).sum::<u32>(), a.masks().iter().map(|m| m.count()).sum());
+    }
 }

@@ -18,7 +18,8 @@ fn openspiel_games_replay_exactly() {
         let rec: Value = serde_json::from_str(line).expect("valid json");
         let actions = ints(&rec["actions"]);
         let legal: Vec<Vec<u16>> = rec["legal"].as_array().unwrap().iter().map(ints).collect();
-        let returns: Vec<f64> = rec["returns"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        let returns: Vec<f64> =
+            rec["returns"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
         assert_eq!(legal.len(), actions.len() + 1, "game {line_no}: one legal set per state");
 
         let mut game = Game::new(Rules::openspiel());

@@ -1,1 +1,155 @@
-fn main() {}
+//! `morris`: rules tools: perft node counts, board display and a random-playout speed check.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use morris_env::{Game, Rng, Rules, perft, perft_divide};
+
+#[derive(Parser)]
+#[command(name = "morris", version, about = "Nine Men's Morris rules tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Preset {
+    /// Flying, 100-ply N-move rule, threefold repetition, no turn cap.
+    Standard,
+    /// OpenSpiel 2.0.2: flying, no repetition or N-move rule, draw after 200 turns.
+    Openspiel,
+}
+
+impl Preset {
+    fn rules(self) -> Rules {
+        match self {
+            Preset::Standard => Rules::standard(),
+            Preset::Openspiel => Rules::openspiel(),
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaf nodes of the game tree at depths 1..=N (a removal is its own ply).
+    Perft {
+        /// Deepest depth to count.
+        #[arg(long, short)]
+        depth: u32,
+        /// Start after these moves, in notation: "d6 a1 d5 a4 d7 xa1".
+        #[arg(long, default_value = "")]
+        moves: String,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "openspiel")]
+        rules: Preset,
+        /// Also print the count below each first move at the deepest depth.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Print the board after a sequence of moves, with the legal moves.
+    Show {
+        /// Moves in notation.
+        #[arg(long, default_value = "")]
+        moves: String,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+    },
+    /// Play uniformly random games on one thread and print steps per second.
+    Playouts {
+        /// How long to run, in seconds.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "openspiel")]
+        rules: Preset,
+        /// Random seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(rules: Preset, moves: &str) -> Result<Game, String> {
+    Game::from_notation(rules.rules(), moves).map_err(|e| format!("bad --moves: {e}"))
+}
+
+fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Perft { depth, moves, rules, divide } => {
+            if depth > 12 {
+                return Err(format!("--depth {depth} is too deep to finish (at most 12)"));
+            }
+            let mut game = start(rules, &moves)?;
+            for d in 1..=depth {
+                let t = Instant::now();
+                let nodes = perft(&mut game, d);
+                let secs = t.elapsed().as_secs_f64();
+                println!(
+                    "depth {d:>2}  nodes {nodes:>14}  time {secs:>8.3} s  {:>8.1} M nodes/s",
+                    nodes as f64 / secs.max(1e-9) / 1e6
+                );
+            }
+            if divide && depth > 0 {
+                for (a, n) in perft_divide(&mut game, depth) {
+                    let m = game.position().move_of(a).map(|m| m.to_string()).unwrap_or_default();
+                    println!("{m:>6} ({:>3})  {n}", a.0);
+                }
+            }
+            Ok(())
+        }
+        Command::Show { moves, rules } => {
+            let game = start(rules, &moves)?;
+            println!("{}", game.position());
+            println!("outcome: {}", game.outcome());
+            let legal: Vec<String> = game
+                .legal_actions()
+                .iter()
+                .filter_map(|a| game.position().move_of(a).map(|m| m.to_string()))
+                .collect();
+            println!("legal ({}): {}", legal.len(), legal.join(" "));
+            Ok(())
+        }
+        Command::Playouts { seconds, rules, seed } => {
+            if !(seconds.is_finite() && seconds > 0.0) {
+                return Err(format!("--seconds must be a positive number, got {seconds}"));
+            }
+            let rules = rules.rules();
+            let mut rng = Rng::seed_from_u64(seed);
+            let mut game = Game::new(rules);
+            let (mut steps, mut games) = (0u64, 0u64);
+            let t = Instant::now();
+            while t.elapsed().as_secs_f64() < seconds {
+                for _ in 0..1000 {
+                    game.reset();
+                    // An empty mask means the game is over (see `Game::outcome` for why).
+                    loop {
+                        let mask = game.legal_actions();
+                        let Some(a) = mask.sample(&mut rng) else { break };
+                        game.apply_unchecked(a);
+                        steps += 1;
+                    }
+                    games += 1;
+                }
+            }
+            let secs = t.elapsed().as_secs_f64();
+            println!(
+                "{games} games, {steps} steps in {secs:.2} s: {:.2} M steps/s, {:.1} plies/game (Game API, one thread)",
+                steps as f64 / secs / 1e6,
+                steps as f64 / games as f64
+            );
+            Ok(())
+        }
+    }
+}

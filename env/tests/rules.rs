@@ -1,0 +1,967 @@
+//! One focused test per rule of `shared/docs/rules.md`: exact legal sets, outcomes and errors
+//! on hand-built positions, plus presets, notation, undo and the Zobrist hash.
+
+use std::collections::BTreeSet;
+
+use morris_env::tables::{ADJACENT, MILLS};
+use morris_env::{
+    Action, ActionError, BitBoard, Color, DrawReason, Game, Move, NUM_ACTIONS, NotationError, Outcome, Phase,
+    Point, Position, Rng, Rules, WinReason,
+};
+
+// ----- helpers ---------------------------------------------------------------------------------
+
+fn pt(name: &str) -> Point {
+    name.parse().unwrap_or_else(|e| panic!("bad point {name}: {e}"))
+}
+
+fn bb(names: &[&str]) -> BitBoard {
+    BitBoard::from_names(names).unwrap()
+}
+
+/// A point action: a placement, or a removal when one is pending.
+fn at(name: &str) -> Action {
+    Action::point(pt(name))
+}
+
+/// A slide or fly.
+fn mv(from: &str, to: &str) -> Action {
+    Action::movement(pt(from), pt(to))
+}
+
+fn point_actions(names: &[&str]) -> BTreeSet<Action> {
+    names.iter().map(|n| at(n)).collect()
+}
+
+fn move_actions(pairs: &[(&str, &str)]) -> BTreeSet<Action> {
+    pairs.iter().map(|&(f, t)| mv(f, t)).collect()
+}
+
+fn legal(pos: &Position, rules: &Rules) -> BTreeSet<Action> {
+    pos.legal_actions(rules).iter().collect()
+}
+
+fn game_legal(game: &Game) -> BTreeSet<Action> {
+    game.legal_actions().iter().collect()
+}
+
+fn position(
+    white: &[&str],
+    black: &[&str],
+    in_hand: [u8; 2],
+    side: Color,
+    removal_pending: bool,
+) -> Position {
+    Position::from_parts(bb(white), bb(black), in_hand, side, removal_pending)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+/// All point actions on the empty points of `pos`.
+fn empty_points(pos: &Position) -> BTreeSet<Action> {
+    pos.empty().iter().map(Action::point).collect()
+}
+
+fn standard_without_draws() -> Rules {
+    Rules { flying: true, n_move_rule: None, threefold_repetition: false, turn_cap: None }
+}
+
+/// A moving-phase position used by several tests. White: a7 d6 b4 c3, Black: d7 a4 f6 e3,
+/// no pieces in hand, no mills, `side` to move.
+fn moving_position(side: Color) -> Position {
+    position(&["a7", "d6", "b4", "c3"], &["d7", "a4", "f6", "e3"], [0, 0], side, false)
+}
+
+// ----- board -----------------------------------------------------------------------------------
+
+#[test]
+fn adjacency_is_the_32_lines_of_the_diagram() {
+    let edges = [
+        ("a7", "d7"),
+        ("d7", "g7"),
+        ("b6", "d6"),
+        ("d6", "f6"),
+        ("c5", "d5"),
+        ("d5", "e5"),
+        ("a4", "b4"),
+        ("b4", "c4"),
+        ("e4", "f4"),
+        ("f4", "g4"),
+        ("c3", "d3"),
+        ("d3", "e3"),
+        ("b2", "d2"),
+        ("d2", "f2"),
+        ("a1", "d1"),
+        ("d1", "g1"),
+        ("a7", "a4"),
+        ("a4", "a1"),
+        ("b6", "b4"),
+        ("b4", "b2"),
+        ("c5", "c4"),
+        ("c4", "c3"),
+        ("d7", "d6"),
+        ("d6", "d5"),
+        ("d3", "d2"),
+        ("d2", "d1"),
+        ("e5", "e4"),
+        ("e4", "e3"),
+        ("f6", "f4"),
+        ("f4", "f2"),
+        ("g7", "g4"),
+        ("g4", "g1"),
+    ];
+    let mut expect = [BitBoard::EMPTY; 24];
+    for (a, b) in edges {
+        expect[pt(a).index()] |= pt(b).bit();
+        expect[pt(b).index()] |= pt(a).bit();
+    }
+    for p in Point::ALL {
+        assert_eq!(ADJACENT[p.index()], expect[p.index()], "neighbours of {p}");
+        assert!((2..=4).contains(&ADJACENT[p.index()].count()));
+    }
+    let degrees: u32 = ADJACENT.iter().map(|a| a.count()).sum();
+    assert_eq!(degrees, 2 * 32);
+    // The examples named in rules.md, by index.
+    for (a, b) in [(0, 1), (0, 9), (1, 4), (4, 7), (9, 10), (10, 11), (19, 22)] {
+        assert!(ADJACENT[a].has(Point::ALL[b]), "{a}-{b}");
+    }
+}
+
+#[test]
+fn the_sixteen_mills_are_those_of_rules_md() {
+    let listed: [[usize; 3]; 16] = [
+        [0, 1, 2],
+        [3, 4, 5],
+        [6, 7, 8],
+        [9, 10, 11],
+        [12, 13, 14],
+        [15, 16, 17],
+        [18, 19, 20],
+        [21, 22, 23],
+        [0, 9, 21],
+        [3, 10, 18],
+        [6, 11, 15],
+        [1, 4, 7],
+        [16, 19, 22],
+        [8, 12, 17],
+        [5, 13, 20],
+        [2, 14, 23],
+    ];
+    let want: BTreeSet<u32> = listed.iter().map(|m| m.iter().map(|&i| 1u32 << i).sum()).collect();
+    let got: BTreeSet<u32> = MILLS.iter().map(|m| m.0).collect();
+    assert_eq!(got, want);
+    assert_eq!(MILLS.len(), 16);
+}
+
+#[test]
+fn point_names_and_action_encoding_follow_openspiel() {
+    let names = [
+        "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
+        "e3", "b2", "d2", "f2", "a1", "d1", "g1",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(pt(name).index(), i);
+        assert_eq!(Action::point(pt(name)), Action(i as u16));
+    }
+    assert_eq!(mv("a7", "d7"), Action(24 + 1));
+    assert_eq!(mv("a1", "a4"), Action(24 + 21 * 24 + 9));
+    assert_eq!(mv("g1", "d1"), Action(24 + 23 * 24 + 22));
+    assert_eq!(mv("d1", "g1"), Action(24 + 22 * 24 + 23));
+    assert_eq!(Action(599).as_movement(), Some((pt("g1"), pt("g1"))));
+    assert_eq!(Action(23).as_point(), Some(pt("g1")));
+    assert_eq!(NUM_ACTIONS, 600);
+}
+
+// ----- rule 1 and 2: start and placing ---------------------------------------------------------
+
+#[test]
+fn white_starts_with_nine_in_each_hand_and_may_place_anywhere() {
+    let rules = Rules::standard();
+    let pos = Position::start();
+    assert_eq!(pos.current_player(), Color::White);
+    assert_eq!((pos.in_hand(Color::White), pos.in_hand(Color::Black)), (9, 9));
+    assert_eq!(pos.occupied(), BitBoard::EMPTY);
+    assert_eq!(legal(&pos, &rules), (0..24).map(Action).collect());
+}
+
+#[test]
+fn placing_is_allowed_on_exactly_the_empty_points() {
+    let game = Game::from_notation(Rules::standard(), "d6 a1 g7").unwrap();
+    let pos = *game.position();
+    assert_eq!(pos.current_player(), Color::Black);
+    assert_eq!(pos.phase(Color::Black, game.rules()), Phase::Placing);
+    let want: BTreeSet<Action> =
+        (0..24).map(Action).filter(|a| ![at("d6"), at("a1"), at("g7")].contains(a)).collect();
+    assert_eq!(game_legal(&game), want);
+    assert_eq!(want.len(), 21);
+    // Every one of them is accepted and puts a Black piece there.
+    for a in want {
+        let mut p = pos;
+        p.apply(a, game.rules()).unwrap();
+        assert!(p.pieces(Color::Black).has(a.as_point().unwrap()));
+        assert_eq!(p.in_hand(Color::Black), 7);
+        assert_eq!(p.current_player(), Color::White);
+    }
+}
+
+#[test]
+fn placing_on_an_occupied_point_is_rejected_and_leaves_the_position_unchanged() {
+    let rules = Rules::standard();
+    let mut game = Game::from_notation(rules, "d6 a1").unwrap();
+    let before = *game.position();
+    for occupied in ["d6", "a1"] {
+        let mut pos = before;
+        assert_eq!(pos.apply(at(occupied), &rules), Err(ActionError::PointOccupied(pt(occupied))));
+        assert_eq!(pos, before);
+        assert_eq!(pos.hash(), before.hash());
+        assert_eq!(game.apply(at(occupied)), Err(ActionError::PointOccupied(pt(occupied))));
+        assert_eq!(*game.position(), before);
+        assert_eq!(game.actions().len(), 2);
+    }
+    // A move action is not a placement: pieces in hand must be placed first.
+    let mut pos = before;
+    assert_eq!(pos.apply(mv("d6", "d5"), &rules), Err(ActionError::MustPlace(mv("d6", "d5"))));
+    assert_eq!(pos, before);
+}
+
+// ----- rule 3: moving ------------------------------------------------------------------------
+
+#[test]
+fn moving_phase_slides_only_to_adjacent_empty_points() {
+    let rules = Rules::standard();
+    let pos = moving_position(Color::White);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Moving);
+    let want = move_actions(&[
+        ("d6", "b6"),
+        ("d6", "d5"),
+        ("b4", "b6"),
+        ("b4", "c4"),
+        ("b4", "b2"),
+        ("c3", "c4"),
+        ("c3", "d3"),
+    ]);
+    assert_eq!(legal(&pos, &rules), want);
+
+    let rejected = [
+        (mv("d6", "g1"), ActionError::NotAdjacent { from: pt("d6"), to: pt("g1") }),
+        (mv("c3", "d2"), ActionError::NotAdjacent { from: pt("c3"), to: pt("d2") }),
+        (mv("a7", "d7"), ActionError::PointOccupied(pt("d7"))),
+        (mv("d6", "f6"), ActionError::PointOccupied(pt("f6"))),
+        (mv("d7", "g7"), ActionError::NotOwnPiece(pt("d7"))),
+        (at("g1"), ActionError::NoPiecesInHand(pt("g1"))),
+    ];
+    for (a, err) in rejected {
+        let mut p = pos;
+        assert_eq!(p.apply(a, &rules), Err(err));
+        assert_eq!(p, pos);
+    }
+
+    // Black's slides in the mirror position.
+    let black = moving_position(Color::Black);
+    let want_black = move_actions(&[("f6", "f4"), ("e3", "e4"), ("e3", "d3"), ("d7", "g7"), ("a4", "a1")]);
+    assert_eq!(legal(&black, &rules), want_black);
+}
+
+#[test]
+fn sliding_away_and_back_on_a_later_turn_is_legal() {
+    let rules = Rules::standard();
+    let start = moving_position(Color::White);
+    let mut game = Game::from_position(rules, start);
+    game.apply(mv("d6", "d5")).unwrap();
+    game.apply(mv("e3", "e4")).unwrap();
+    assert!(game_legal(&game).contains(&mv("d5", "d6")));
+    game.apply(mv("d5", "d6")).unwrap();
+    assert!(game_legal(&game).contains(&mv("e4", "e3")));
+    game.apply(mv("e4", "e3")).unwrap();
+    let now = game.position();
+    assert_eq!(now.pieces(Color::White), start.pieces(Color::White));
+    assert_eq!(now.pieces(Color::Black), start.pieces(Color::Black));
+    assert_eq!(now.current_player(), Color::White);
+    assert_eq!(now.hash(), start.hash());
+    assert_eq!(game.repetitions(), 2);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+}
+
+// ----- rule 4: flying ------------------------------------------------------------------------
+
+#[test]
+fn three_pieces_and_an_empty_hand_fly_to_any_empty_point() {
+    let rules = Rules::standard();
+    let pos = position(&["a7", "d6", "c3"], &["d7", "a4", "f6", "e3"], [0, 0], Color::White, false);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Flying);
+    let mut want = BTreeSet::new();
+    for from in pos.pieces(Color::White) {
+        for to in pos.empty() {
+            want.insert(Action::movement(from, to));
+        }
+    }
+    assert_eq!(want.len(), 3 * 17);
+    assert_eq!(legal(&pos, &rules), want);
+    let mut p = pos;
+    p.apply(mv("a7", "g1"), &rules).unwrap();
+    assert_eq!(p.pieces(Color::White), bb(&["g1", "d6", "c3"]));
+    // Black, with 4 pieces, still only slides.
+    assert_eq!(pos.phase(Color::Black, &rules), Phase::Moving);
+}
+
+#[test]
+fn three_pieces_on_the_board_with_pieces_in_hand_do_not_fly() {
+    let rules = Rules::standard();
+    let pos = position(&["a7", "d6", "c3"], &["d7", "a4", "f6", "e3"], [2, 2], Color::White, false);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Placing);
+    assert_eq!(legal(&pos, &rules), empty_points(&pos));
+    let mut p = pos;
+    assert_eq!(p.apply(mv("a7", "g1"), &rules), Err(ActionError::MustPlace(mv("a7", "g1"))));
+    assert_eq!(p, pos);
+}
+
+#[test]
+fn four_pieces_on_the_board_do_not_fly() {
+    let rules = Rules::standard();
+    let pos = moving_position(Color::White);
+    assert_eq!(pos.pieces(Color::White).count(), 4);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Moving);
+    assert_eq!(legal(&pos, &rules).len(), 7);
+    let mut p = pos;
+    assert_eq!(
+        p.apply(mv("a7", "g1"), &rules),
+        Err(ActionError::NotAdjacent { from: pt("a7"), to: pt("g1") })
+    );
+    assert_eq!(p, pos);
+}
+
+#[test]
+fn without_flying_a_three_piece_player_only_slides() {
+    let rules = Rules { flying: false, ..Rules::standard() };
+    let pos = position(&["a7", "d6", "c3"], &["d7", "a4", "f6", "e3"], [0, 0], Color::White, false);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Moving);
+    assert_eq!(legal(&pos, &rules), move_actions(&[("d6", "b6"), ("d6", "d5"), ("c3", "c4"), ("c3", "d3")]));
+    let mut p = pos;
+    assert_eq!(
+        p.apply(mv("a7", "g1"), &rules),
+        Err(ActionError::NotAdjacent { from: pt("a7"), to: pt("g1") })
+    );
+    assert_eq!(p, pos);
+}
+
+// ----- rule 5: mills ---------------------------------------------------------------------------
+
+#[test]
+fn closing_a_mill_while_placing_lets_the_same_player_remove_then_the_turn_passes() {
+    let rules = Rules::standard();
+    let mut game = Game::from_notation(rules, "d6 a1 d5 a4").unwrap();
+    assert_eq!(game.position().turns(), 4);
+    game.apply(at("d7")).unwrap(); // d7-d6-d5
+    let pos = *game.position();
+    assert_eq!(pos.current_player(), Color::White);
+    assert!(pos.is_removal_pending());
+    assert_eq!(pos.turns(), 4, "the turn has not passed yet");
+    assert_eq!(game_legal(&game), point_actions(&["a1", "a4"]));
+    // A placement is not a removal.
+    assert_eq!(game.apply(at("g7")), Err(ActionError::NothingToRemove(pt("g7"))));
+    assert_eq!(game.apply(at("d6")), Err(ActionError::NothingToRemove(pt("d6"))));
+    assert_eq!(game.apply(mv("d7", "g7")), Err(ActionError::RemovalPending(mv("d7", "g7"))));
+    assert_eq!(*game.position(), pos);
+
+    game.apply(at("a1")).unwrap();
+    let pos = *game.position();
+    assert_eq!(pos.current_player(), Color::Black);
+    assert!(!pos.is_removal_pending());
+    assert_eq!(pos.turns(), 5);
+    assert_eq!(pos.pieces(Color::Black), bb(&["a4"]));
+    assert_eq!(pos.num_pieces(Color::Black), 8);
+    assert_eq!(game_legal(&game), empty_points(&pos));
+}
+
+#[test]
+fn closing_a_mill_while_moving_lets_the_same_player_remove_then_the_turn_passes() {
+    let rules = Rules::standard();
+    let start =
+        position(&["a7", "d7", "g4", "c4"], &["f6", "c5", "e3", "b2", "d1"], [0, 0], Color::White, false)
+            .with_counters(40, 7);
+    let mut game = Game::from_position(rules, start);
+    game.apply(mv("g4", "g7")).unwrap(); // a7-d7-g7
+    let pos = *game.position();
+    assert_eq!(pos.current_player(), Color::White);
+    assert!(pos.is_removal_pending());
+    assert_eq!(pos.turns(), 40);
+    assert_eq!(game_legal(&game), point_actions(&["f6", "c5", "e3", "b2", "d1"]));
+
+    game.apply(at("e3")).unwrap();
+    let pos = *game.position();
+    assert_eq!(pos.current_player(), Color::Black);
+    assert!(!pos.is_removal_pending());
+    assert_eq!(pos.turns(), 41, "a move and its removal are one turn");
+    assert_eq!(pos.pieces(Color::Black), bb(&["f6", "c5", "b2", "d1"]));
+    assert_eq!(
+        game_legal(&game),
+        move_actions(&[
+            ("f6", "d6"),
+            ("f6", "f4"),
+            ("c5", "d5"),
+            ("b2", "b4"),
+            ("b2", "d2"),
+            ("d1", "a1"),
+            ("d1", "d2"),
+            ("d1", "g1"),
+        ])
+    );
+}
+
+#[test]
+fn double_mill_removes_only_one_piece() {
+    let rules = Rules::standard();
+    // a7 completes both a7-d7-g7 and a7-a4-a1.
+    let start = position(&["d7", "g7", "a4", "a1"], &["b6", "d6", "c5", "e5"], [5, 5], Color::White, false);
+    let mut game = Game::from_position(rules, start);
+    game.apply(at("a7")).unwrap();
+    assert!(game.position().is_removal_pending());
+    assert_eq!(game.current_player(), Color::White);
+    assert_eq!(game_legal(&game), point_actions(&["b6", "d6", "c5", "e5"]));
+
+    game.apply(at("b6")).unwrap();
+    let pos = *game.position();
+    assert!(!pos.is_removal_pending());
+    assert_eq!(pos.current_player(), Color::Black);
+    assert_eq!(pos.pieces(Color::Black), bb(&["d6", "c5", "e5"]));
+    assert_eq!(pos.num_pieces(Color::Black), 8);
+    assert_eq!(pos.turns(), start.turns() + 1);
+    // Black places next: no second removal for White, and d6 is now read as a placement.
+    assert_eq!(game_legal(&game), empty_points(&pos));
+    assert_eq!(game.apply(at("d6")), Err(ActionError::PointOccupied(pt("d6"))));
+}
+
+// ----- rule 6: protected pieces ----------------------------------------------------------------
+
+#[test]
+fn a_piece_in_a_mill_is_protected_while_the_opponent_has_pieces_outside_mills() {
+    let rules = Rules::standard();
+    let pos = position(&["b6", "d6", "f6", "c3"], &["a7", "d7", "g7", "b4"], [0, 0], Color::White, true);
+    assert_eq!(legal(&pos, &rules), point_actions(&["b4"]));
+    for in_mill in ["a7", "d7", "g7"] {
+        let mut p = pos;
+        assert_eq!(p.apply(at(in_mill), &rules), Err(ActionError::ProtectedPiece(pt(in_mill))));
+        assert_eq!(p, pos);
+    }
+    let mut p = pos;
+    assert_eq!(p.apply(at("c3"), &rules), Err(ActionError::NothingToRemove(pt("c3"))));
+    assert_eq!(p.apply(at("e4"), &rules), Err(ActionError::NothingToRemove(pt("e4"))));
+    assert_eq!(p.apply(mv("c3", "d3"), &rules), Err(ActionError::RemovalPending(mv("c3", "d3"))));
+    assert_eq!(p, pos);
+    p.apply(at("b4"), &rules).unwrap();
+    assert_eq!(p.pieces(Color::Black), bb(&["a7", "d7", "g7"]));
+}
+
+#[test]
+fn when_all_opponent_pieces_are_in_mills_any_may_be_removed() {
+    let rules = Rules::standard();
+    // Two black mills sharing a7: a7-d7-g7 and a7-a4-a1.
+    let pos =
+        position(&["b6", "d6", "f6", "c3"], &["a7", "d7", "g7", "a4", "a1"], [0, 0], Color::White, true);
+    assert_eq!(legal(&pos, &rules), point_actions(&["a7", "d7", "g7", "a4", "a1"]));
+    for victim in ["a7", "d7", "g7", "a4", "a1"] {
+        let mut p = pos;
+        p.apply(at(victim), &rules).unwrap();
+        assert_eq!(p.pieces(Color::Black), pos.pieces(Color::Black) - pt(victim).bit());
+        assert_eq!(p.current_player(), Color::Black);
+    }
+}
+
+// ----- rule 7: winning -------------------------------------------------------------------------
+
+#[test]
+fn reducing_the_opponent_to_two_pieces_wins() {
+    let rules = Rules::standard();
+    // Moving phase: Black has 3 pieces on the board.
+    let pos = position(&["a7", "d7", "g7", "c4"], &["f6", "c5", "e3"], [0, 0], Color::White, true);
+    assert_eq!(pos.outcome(&rules), Outcome::Ongoing);
+    let mut game = Game::from_position(rules, pos);
+    game.apply(at("e3")).unwrap();
+    let won = Outcome::Win { winner: Color::White, reason: WinReason::TooFewPieces };
+    assert_eq!(game.outcome(), won);
+    assert_eq!(game.position().outcome(&rules), won);
+    assert!(game.legal_actions().is_empty());
+    assert_eq!(won.reward(Color::White), 1.0);
+    assert_eq!(won.reward(Color::Black), -1.0);
+
+    // Pieces in hand count: 1 on the board plus 2 in hand is 3, still playing; then 0 + 2 loses.
+    let pos = position(&["a7", "d7", "g7"], &["d6"], [1, 2], Color::White, true);
+    assert_eq!(pos.num_pieces(Color::Black), 3);
+    assert_eq!(pos.outcome(&rules), Outcome::Ongoing);
+    let mut p = pos;
+    p.apply(at("d6"), &rules).unwrap();
+    assert_eq!(p.num_pieces(Color::Black), 2);
+    assert_eq!(p.outcome(&rules), won);
+    assert!(p.legal_actions(&rules).is_empty());
+}
+
+#[test]
+fn a_player_blocked_at_the_first_moving_turn_loses() {
+    let rules = Rules::standard();
+    // White's corner pieces are hemmed in by Black on d7, a4, g4 and d1; both hands are empty.
+    let blocked = position(&["a7", "g7", "a1", "g1"], &["d7", "a4", "g4", "d1"], [0, 0], Color::White, false);
+    assert_eq!(blocked.turns(), 18);
+    let lost = Outcome::Win { winner: Color::Black, reason: WinReason::Blocked };
+    assert_eq!(blocked.outcome(&rules), lost);
+    assert!(blocked.legal_actions(&rules).is_empty());
+    assert!(blocked.legal_actions_unchecked(&rules).is_empty());
+    assert_eq!(Game::from_position(rules, blocked).outcome(), lost);
+
+    // The same board while placing: a hand always has somewhere to go.
+    let placing = position(&["a7", "g7", "a1", "g1"], &["d7", "a4", "g4", "d1"], [1, 1], Color::White, false);
+    assert_eq!(placing.outcome(&rules), Outcome::Ongoing);
+    assert_eq!(legal(&placing, &rules), empty_points(&placing));
+
+    // With 3 pieces, flying frees a player whose slides are all blocked, unless flying is off.
+    let three = position(&["a7", "g7", "a1"], &["d7", "a4", "g4", "d1"], [0, 0], Color::White, false);
+    assert_eq!(three.outcome(&rules), Outcome::Ongoing);
+    assert_eq!(three.legal_actions(&rules).count(), 3 * 17);
+    let no_flying = Rules { flying: false, ..rules };
+    assert_eq!(three.outcome(&no_flying), lost);
+}
+
+// ----- rule 9: nothing to remove ---------------------------------------------------------------
+
+#[test]
+fn closing_a_mill_when_the_opponent_has_no_piece_on_the_board_passes_the_turn() {
+    let rules = Rules::standard();
+    let pos = position(&["a7", "d7"], &[], [5, 5], Color::White, false);
+    let mut game = Game::from_position(rules, pos);
+    game.apply(at("g7")).unwrap(); // a7-d7-g7
+    let after = *game.position();
+    assert!(!after.is_removal_pending());
+    assert_eq!(after.current_player(), Color::Black);
+    assert_eq!(after.turns(), pos.turns() + 1);
+    assert_eq!(after.hash(), after.compute_hash());
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    assert_eq!(game_legal(&game), empty_points(&after));
+    // And such a position cannot be built with a removal pending.
+    assert!(
+        Position::from_parts(bb(&["a7", "d7", "g7"]), BitBoard::EMPTY, [4, 5], Color::White, true).is_err()
+    );
+}
+
+// ----- rule 8: draws ---------------------------------------------------------------------------
+
+/// White d6-d5, Black e3-e4, White d5-d6, Black e4-e3: back to the start of the cycle.
+const SHUFFLE: [(&str, &str); 4] = [("d6", "d5"), ("e3", "e4"), ("d5", "d6"), ("e4", "e3")];
+
+#[test]
+fn threefold_repetition_draws_on_the_third_occurrence_only() {
+    let mut game = Game::from_position(Rules::standard(), moving_position(Color::White));
+    for (f, t) in SHUFFLE {
+        game.apply(mv(f, t)).unwrap();
+        assert_eq!(game.outcome(), Outcome::Ongoing);
+    }
+    assert_eq!(game.repetitions(), 2, "second occurrence of the start");
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    for (i, (f, t)) in SHUFFLE.into_iter().enumerate() {
+        game.apply(mv(f, t)).unwrap();
+        if i < 3 {
+            assert_eq!(game.repetitions(), 2);
+            assert_eq!(game.outcome(), Outcome::Ongoing, "after {f}-{t}");
+        }
+    }
+    assert_eq!(game.repetitions(), 3);
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::ThreefoldRepetition));
+    assert!(game.legal_actions().is_empty());
+    // The position alone knows nothing of history; the game refuses further moves.
+    assert_eq!(game.position().outcome(game.rules()), Outcome::Ongoing);
+    let before = *game.position();
+    assert_eq!(game.apply(mv("d6", "d5")), Err(ActionError::GameOver));
+    assert_eq!(*game.position(), before);
+    game.undo();
+    assert_eq!(game.repetitions(), 2);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+
+    // With repetition off, the same moves go on.
+    let rules = Rules { threefold_repetition: false, ..Rules::standard() };
+    let mut game = Game::from_position(rules, moving_position(Color::White));
+    for _ in 0..3 {
+        for (f, t) in SHUFFLE {
+            game.apply(mv(f, t)).unwrap();
+        }
+    }
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+}
+
+#[test]
+fn n_move_rule_draws_after_n_quiet_plies() {
+    let rules = Rules { n_move_rule: Some(4), ..standard_without_draws() };
+    // Placements are not counted.
+    let placing = Game::from_notation(rules, "d6 a1 g7 a4 c3 f2").unwrap();
+    assert_eq!(placing.position().quiet_plies(), 0);
+    assert_eq!(placing.outcome(), Outcome::Ongoing);
+
+    let mut game = Game::from_position(rules, moving_position(Color::White));
+    let plies = [("d6", "d5"), ("e3", "e4"), ("b4", "b2"), ("f6", "f4")];
+    for (i, (f, t)) in plies.into_iter().enumerate() {
+        assert_eq!(game.outcome(), Outcome::Ongoing, "before ply {i}");
+        game.apply(mv(f, t)).unwrap();
+        assert_eq!(game.position().quiet_plies(), i as u16 + 1);
+    }
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::NMoveRule));
+    assert!(game.legal_actions().is_empty());
+    assert_eq!(game.apply(mv("d5", "d6")), Err(ActionError::GameOver));
+}
+
+#[test]
+fn n_move_counter_is_reset_by_a_removal() {
+    let rules = Rules { n_move_rule: Some(4), ..standard_without_draws() };
+    let start =
+        position(&["a7", "d7", "g4", "c4"], &["f6", "c5", "e3", "b2", "d1"], [0, 0], Color::White, false)
+            .with_counters(40, 3);
+    let mut game = Game::from_position(rules, start);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    game.apply(mv("g4", "g7")).unwrap(); // the 4th quiet ply, but it closes a mill
+    assert!(game.position().is_removal_pending());
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    game.apply(at("b2")).unwrap();
+    assert_eq!(game.position().quiet_plies(), 0);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    let plies = [("e3", "e4"), ("c4", "c3"), ("d1", "d2"), ("c3", "d3")];
+    for (i, (f, t)) in plies.into_iter().enumerate() {
+        assert_eq!(game.outcome(), Outcome::Ongoing, "before ply {i}");
+        game.apply(mv(f, t)).unwrap();
+        assert_eq!(game.position().quiet_plies(), i as u16 + 1);
+    }
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::NMoveRule));
+}
+
+#[test]
+fn turn_cap_draws_when_turns_reach_the_cap_counting_a_move_and_its_removal_as_one_turn() {
+    let rules = Rules { turn_cap: Some(5), ..standard_without_draws() };
+    let mut game = Game::from_notation(rules, "d6 a1 d5 a4 d7").unwrap();
+    // Five plies, but the mill's removal is still to come: four turns.
+    assert_eq!(game.actions().len(), 5);
+    assert_eq!(game.position().turns(), 4);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    game.play_notation("xa1").unwrap();
+    assert_eq!(game.position().turns(), 5);
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::TurnCap));
+    assert!(game.outcome().is_truncation());
+    assert!(game.legal_actions().is_empty());
+    assert_eq!(game.apply(at("g7")), Err(ActionError::GameOver));
+
+    // Under the OpenSpiel preset a random game never passes 200 turns.
+    let rules = Rules::openspiel();
+    let mut rng = Rng::seed_from_u64(2024);
+    let mut capped = 0;
+    for _ in 0..40 {
+        let mut game = Game::new(rules);
+        while !game.outcome().is_terminal() {
+            assert!(game.position().turns() < 200);
+            let mask = game.legal_actions();
+            game.apply(mask.nth(rng.below(mask.count())).unwrap()).unwrap();
+        }
+        assert!(game.position().turns() <= 200);
+        if game.outcome() == Outcome::Draw(DrawReason::TurnCap) {
+            assert_eq!(game.position().turns(), 200);
+            capped += 1;
+        }
+    }
+    assert!(capped > 0, "some random games should reach the cap");
+}
+
+#[test]
+fn a_blocked_player_at_the_turn_cap_still_loses() {
+    let rules = Rules::openspiel();
+    // White's d2-d1 is the 200th turn and leaves Black's corner pieces without a move.
+    let pos =
+        position(&["d7", "a4", "g4", "d2", "b6"], &["a7", "g7", "a1", "g1"], [0, 0], Color::White, false)
+            .with_counters(199, 0);
+    let mut game = Game::from_position(rules, pos);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    game.apply(mv("d2", "d1")).unwrap();
+    assert_eq!(game.position().turns(), 200);
+    assert_eq!(game.outcome(), Outcome::Win { winner: Color::White, reason: WinReason::Blocked });
+
+    // At the cap: a position that is not blocked is a draw, a blocked one a loss.
+    let open = moving_position(Color::White).with_counters(200, 0);
+    assert_eq!(open.outcome(&rules), Outcome::Draw(DrawReason::TurnCap));
+    let blocked = position(&["a7", "g7", "a1", "g1"], &["d7", "a4", "g4", "d1"], [0, 0], Color::White, false)
+        .with_counters(200, 100);
+    assert_eq!(blocked.outcome(&rules), Outcome::Win { winner: Color::Black, reason: WinReason::Blocked });
+    // Likewise against the N-move rule.
+    assert_eq!(
+        blocked.outcome(&Rules::standard()),
+        Outcome::Win { winner: Color::Black, reason: WinReason::Blocked }
+    );
+
+    // A removal that reaches the cap and leaves 2 pieces is a win too.
+    let pos = position(&["a7", "d7", "g7", "c4"], &["f6", "c5", "e3"], [0, 0], Color::White, true)
+        .with_counters(199, 0);
+    let mut game = Game::from_position(rules, pos);
+    game.apply(at("c5")).unwrap();
+    assert_eq!(game.position().turns(), 200);
+    assert_eq!(game.outcome(), Outcome::Win { winner: Color::White, reason: WinReason::TooFewPieces });
+}
+
+// ----- presets and serde -----------------------------------------------------------------------
+
+#[test]
+fn presets_have_the_values_of_rules_md() {
+    assert_eq!(
+        Rules::standard(),
+        Rules { flying: true, n_move_rule: Some(100), threefold_repetition: true, turn_cap: None }
+    );
+    assert_eq!(
+        Rules::openspiel(),
+        Rules { flying: true, n_move_rule: None, threefold_repetition: false, turn_cap: Some(200) }
+    );
+    assert_eq!(Rules::default(), Rules::standard());
+    assert_eq!(Rules::preset("standard"), Some(Rules::standard()));
+    assert_eq!(Rules::preset("openspiel"), Some(Rules::openspiel()));
+    assert_eq!(Rules::preset("tournament"), None);
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel"]);
+}
+
+#[test]
+fn rules_round_trip_through_toml_and_reject_unknown_keys() {
+    let variants = [
+        Rules::standard(),
+        Rules::openspiel(),
+        Rules { flying: false, n_move_rule: Some(4), threefold_repetition: false, turn_cap: Some(7) },
+        Rules { flying: false, n_move_rule: None, threefold_repetition: true, turn_cap: None },
+    ];
+    for rules in variants {
+        let text = toml::to_string(&rules).unwrap();
+        let back: Rules = toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(back, rules, "{text}");
+    }
+    let written: Rules =
+        toml::from_str("flying = true\nn_move_rule = 50\nthreefold_repetition = false\nturn_cap = 300")
+            .unwrap();
+    assert_eq!(
+        written,
+        Rules { flying: true, n_move_rule: Some(50), threefold_repetition: false, turn_cap: Some(300) }
+    );
+    // The optional limits may be left out, meaning "off".
+    let minimal: Rules = toml::from_str("flying = true\nthreefold_repetition = true").unwrap();
+    assert_eq!(
+        minimal,
+        Rules { flying: true, n_move_rule: None, threefold_repetition: true, turn_cap: None }
+    );
+
+    for bad in [
+        "flying = true\nthreefold_repetition = true\nbogus = 1",
+        "flying = true\nthreefold_repetition = true\nn_move_rules = 50",
+        "flying = true\nthreefold_repetition = true\nturncap = 200",
+    ] {
+        assert!(toml::from_str::<Rules>(bad).is_err(), "accepted unknown key in {bad:?}");
+    }
+}
+
+// ----- notation --------------------------------------------------------------------------------
+
+#[test]
+fn notation_round_trips_for_placement_move_and_removal() {
+    let cases = [
+        ("d6", Move::Place(pt("d6")), Action(4), false),
+        ("a1-a4", Move::Slide { from: pt("a1"), to: pt("a4") }, Action(24 + 21 * 24 + 9), false),
+        ("xg7", Move::Remove(pt("g7")), Action(2), true),
+    ];
+    for (text, m, action, pending) in cases {
+        let parsed: Move = text.parse().unwrap();
+        assert_eq!(parsed, m);
+        assert_eq!(parsed.to_string(), text);
+        assert_eq!(parsed.to_action(), action);
+        assert_eq!(Move::from_action(action, pending), Some(m));
+    }
+    let record = "d6 a1 d5 a4 d7 xa1 g7 a7 g4";
+    let game = Game::from_notation(Rules::standard(), record).unwrap();
+    assert_eq!(game.record(), record);
+    assert_eq!(Game::from_notation(Rules::standard(), &game.record()).unwrap().position(), game.position());
+}
+
+#[test]
+fn parse_action_reports_expected_unexpected_and_illegal_moves() {
+    let rules = Rules::standard();
+    let pending = *Game::from_notation(rules, "d6 a1 d5 a4 d7").unwrap().position();
+    assert_eq!(pending.parse_action("xa1", &rules), Ok(at("a1")));
+    assert_eq!(pending.parse_action("g7", &rules), Err(NotationError::ExpectedRemoval("g7".into())));
+    assert_eq!(pending.parse_action("d6-g7", &rules), Err(NotationError::ExpectedRemoval("d6-g7".into())));
+    assert_eq!(
+        pending.parse_action("xd6", &rules),
+        Err(NotationError::Illegal { text: "xd6".into(), error: ActionError::NothingToRemove(pt("d6")) })
+    );
+
+    let placing = *Game::from_notation(rules, "d6 a1").unwrap().position();
+    assert_eq!(placing.parse_action("g7", &rules), Ok(at("g7")));
+    assert_eq!(placing.parse_action("xg7", &rules), Err(NotationError::UnexpectedRemoval("xg7".into())));
+    assert_eq!(
+        placing.parse_action("d6", &rules),
+        Err(NotationError::Illegal { text: "d6".into(), error: ActionError::PointOccupied(pt("d6")) })
+    );
+    assert_eq!(
+        placing.parse_action("a1-a4", &rules),
+        Err(NotationError::Illegal { text: "a1-a4".into(), error: ActionError::MustPlace(mv("a1", "a4")) })
+    );
+    assert_eq!(placing.parse_action("d4", &rules), Err(NotationError::UnknownPoint("d4".into())));
+    assert_eq!(placing.parse_action("", &rules), Err(NotationError::Empty));
+    assert!(matches!(placing.parse_action("d6d5", &rules), Err(NotationError::Malformed(_))));
+
+    let protected =
+        position(&["b6", "d6", "f6", "c3"], &["a7", "d7", "g7", "b4"], [0, 0], Color::White, true);
+    assert_eq!(
+        protected.parse_action("xa7", &rules),
+        Err(NotationError::Illegal { text: "xa7".into(), error: ActionError::ProtectedPiece(pt("a7")) })
+    );
+    let moving = moving_position(Color::White);
+    assert_eq!(moving.parse_action("d6-d5", &rules), Ok(mv("d6", "d5")));
+    assert_eq!(
+        moving.parse_action("d6-g1", &rules),
+        Err(NotationError::Illegal {
+            text: "d6-g1".into(),
+            error: ActionError::NotAdjacent { from: pt("d6"), to: pt("g1") }
+        })
+    );
+}
+
+#[test]
+fn from_notation_reports_the_failing_ply() {
+    let rules = Rules::standard();
+    let at_ply = |ply: usize, error: NotationError| NotationError::AtPly { ply, error: Box::new(error) };
+    assert_eq!(
+        Game::from_notation(rules, "d6 a1 d6").unwrap_err(),
+        at_ply(2, NotationError::Illegal { text: "d6".into(), error: ActionError::PointOccupied(pt("d6")) })
+    );
+    assert_eq!(
+        Game::from_notation(rules, "d6 a1 d5 a4 d7 g7").unwrap_err(),
+        at_ply(5, NotationError::ExpectedRemoval("g7".into()))
+    );
+    assert_eq!(
+        Game::from_notation(rules, "d6 xa1").unwrap_err(),
+        at_ply(1, NotationError::UnexpectedRemoval("xa1".into()))
+    );
+    assert_eq!(
+        Game::from_notation(rules, "zz").unwrap_err(),
+        at_ply(0, NotationError::UnknownPoint("zz".into()))
+    );
+}
+
+// ----- game: game over and undo ----------------------------------------------------------------
+
+#[test]
+fn apply_after_the_game_is_over_returns_game_over() {
+    let rules = Rules::standard();
+    let blocked = position(&["a7", "g7", "a1", "g1"], &["d7", "a4", "g4", "d1"], [0, 0], Color::White, false);
+    let mut game = Game::from_position(rules, blocked);
+    assert!(game.outcome().is_terminal());
+    for a in [at("d6"), mv("a7", "b6"), Action(0), Action(599)] {
+        assert_eq!(game.apply(a), Err(ActionError::GameOver));
+    }
+    assert_eq!(game.apply(Action(600)), Err(ActionError::OutOfRange(Action(600))));
+    assert_eq!(
+        game.play_notation("d6"),
+        Err(NotationError::Illegal { text: "d6".into(), error: ActionError::GameOver })
+    );
+    assert_eq!(*game.position(), blocked);
+    assert!(game.actions().is_empty());
+    let mut pos = blocked;
+    assert_eq!(pos.apply(at("d6"), &rules), Err(ActionError::GameOver));
+    assert_eq!(pos, blocked);
+}
+
+#[test]
+fn undo_restores_the_previous_position_exactly() {
+    for seed in 0..8 {
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut game = Game::new(Rules::standard());
+        assert_eq!(game.undo(), None);
+        let mut trail = vec![(*game.position(), game.repetitions(), game.outcome(), game.legal_actions())];
+        while !game.outcome().is_terminal() {
+            let mask = game.legal_actions();
+            let a = mask.nth(rng.below(mask.count())).unwrap();
+            game.apply(a).unwrap();
+            trail.push((*game.position(), game.repetitions(), game.outcome(), game.legal_actions()));
+        }
+        let played = game.actions().to_vec();
+        trail.pop();
+        while let Some((pos, reps, outcome, mask)) = trail.pop() {
+            let a = game.undo().expect("an action to undo");
+            assert_eq!(Some(&a), played.get(trail.len()));
+            assert_eq!(*game.position(), pos);
+            assert_eq!(game.position().hash(), pos.hash());
+            assert_eq!(game.position().turns(), pos.turns());
+            assert_eq!(game.position().quiet_plies(), pos.quiet_plies());
+            assert_eq!(game.repetitions(), reps);
+            assert_eq!(game.outcome(), outcome);
+            assert_eq!(game.legal_actions(), mask);
+        }
+        assert_eq!(*game.position(), Position::start());
+        assert_eq!(game.undo(), None);
+    }
+}
+
+// ----- Zobrist ---------------------------------------------------------------------------------
+
+#[test]
+fn incremental_hash_equals_compute_hash_along_random_games() {
+    let rule_sets = [Rules::standard(), Rules::openspiel(), Rules { flying: false, ..Rules::standard() }];
+    let mut plies = 0;
+    for (r, rules) in rule_sets.into_iter().enumerate() {
+        for seed in 0..30 {
+            let mut rng = Rng::seed_from_u64(1000 * r as u64 + seed);
+            let mut game = Game::new(rules);
+            assert_eq!(game.position().hash(), game.position().compute_hash());
+            while !game.outcome().is_terminal() {
+                let mask = game.legal_actions();
+                let a = mask.nth(rng.below(mask.count())).unwrap();
+                game.apply(a).unwrap();
+                let pos = game.position();
+                assert_eq!(
+                    pos.hash(),
+                    pos.compute_hash(),
+                    "seed {seed}, ply {}\n{pos}",
+                    game.actions().len()
+                );
+                // A position rebuilt from its parts hashes the same.
+                let rebuilt = Position::from_parts(
+                    pos.pieces(Color::White),
+                    pos.pieces(Color::Black),
+                    [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
+                    pos.current_player(),
+                    pos.is_removal_pending(),
+                )
+                .unwrap();
+                assert_eq!(rebuilt.hash(), pos.hash());
+                plies += 1;
+            }
+        }
+    }
+    assert!(plies > 5_000, "only {plies} plies checked");
+}
+
+#[test]
+fn hash_distinguishes_side_to_move_hands_and_pending_removal() {
+    let a = moving_position(Color::White);
+    let b = moving_position(Color::Black);
+    assert_ne!(a.hash(), b.hash());
+    let c = position(&["a7", "d6", "b4", "c3"], &["d7", "a4", "f6", "e3"], [1, 1], Color::White, false);
+    assert_ne!(a.hash(), c.hash());
+    let d = position(&["a7", "d6", "b4", "c3"], &["d7", "a4", "f6", "e3"], [0, 0], Color::White, true);
+    assert_ne!(a.hash(), d.hash());
+}
+
+// ----- positions built from parts --------------------------------------------------------------
+
+#[test]
+fn from_parts_matches_a_position_reached_in_play() {
+    let rules = Rules::standard();
+    let game = Game::from_notation(rules, "d6 a1 d5 a4").unwrap();
+    let built = position(&["d6", "d5"], &["a1", "a4"], [7, 7], Color::White, false);
+    assert_eq!(built, *game.position());
+}
+
+#[test]
+fn from_parts_with_a_pending_removal_counts_turns_as_play_does() {
+    // A turn is counted when play passes (rules.md, rule 8): after "d6 a1 d5 a4 d7" five pieces
+    // are placed but White still has to remove, so four turns have been played.
+    let rules = Rules::standard();
+    let game = Game::from_notation(rules, "d6 a1 d5 a4 d7").unwrap();
+    assert_eq!(game.position().turns(), 4);
+    let built = position(&["d6", "d5", "d7"], &["a1", "a4"], [6, 7], Color::White, true);
+    assert_eq!(built.hash(), game.position().hash());
+    assert_eq!(built.turns(), 4, "from_parts counts the unfinished turn");
+    assert_eq!(built, *game.position());
+}
