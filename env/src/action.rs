@@ -162,25 +162,21 @@ impl ActionMask {
 
     /// A uniformly random action from the set, or `None` if it is empty. Equivalent to
     /// `self.nth(rng.below(self.count()))`, with the word counts computed once.
-    #[inline]
+    #[inline(always)]
     pub fn sample(&self, rng: &mut Rng) -> Option<Action> {
         let counts: [u32; MASK_WORDS] = std::array::from_fn(|i| self.0[i].count_ones());
-        let total: u32 = counts.iter().sum();
+        // Inclusive prefix sums; written as a sum of independent terms so the additions need
+        // not run as one serial chain.
+        let prefix: [u32; MASK_WORDS] = std::array::from_fn(|i| counts[..=i].iter().sum());
+        let total = prefix[MASK_WORDS - 1];
         if total == 0 {
             return None;
         }
         let n = rng.below(total);
-        let mut word = 0usize;
-        let mut before = 0u32;
-        let mut acc = 0u32;
-        for c in counts {
-            acc += c;
-            let passed = acc <= n;
-            word += passed as usize;
-            before = if passed { acc } else { before };
-        }
-        // `n < total`, so `word < MASK_WORDS`; `min` keeps the index in range for the compiler.
+        // The word holding bit `n` is the number of words whose inclusive prefix is <= n.
+        let word: usize = prefix.iter().map(|&p| (p <= n) as usize).sum();
         let word = word.min(MASK_WORDS - 1);
+        let before = prefix[word] - counts[word];
         let bit = select_in_word(self.0[word], n - before);
         Some(Action((word * 64) as u16 + bit as u16))
     }
@@ -237,11 +233,31 @@ const SELECT_IN_BYTE: [u8; 2048] = {
     t
 };
 
+/// Position (0..64) of the `n`-th set bit of `w`; `n < w.count_ones()`. With BMI2 (enabled by
+/// the workspace's `x86-64-v3` target), one `pdep` deposits a single bit at that position.
+#[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+#[inline]
+fn select_in_word(w: u64, n: u32) -> u32 {
+    // SAFETY: `_pdep_u64` only requires the CPU to support BMI2. This function is compiled only
+    // when `target_feature = "bmi2"` is enabled for the whole build, in which case the compiler
+    // may already emit BMI2 instructions anywhere in the program, so the binary cannot run on a
+    // CPU without BMI2; the call adds no requirement. It has no memory effects.
+    let deposited = unsafe { std::arch::x86_64::_pdep_u64(1u64 << (n & 63), w) };
+    deposited.trailing_zeros()
+}
+
 /// Position (0..64) of the `n`-th set bit of `w`; `n < w.count_ones()`. Branch-free broadword
 /// selection (S. Vigna, "Broadword implementation of rank/select queries", 2008): byte-wise
 /// prefix popcounts locate the byte, and a table selects within it.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
 #[inline]
 fn select_in_word(w: u64, n: u32) -> u32 {
+    select_in_word_broadword(w, n)
+}
+
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
+#[inline]
+fn select_in_word_broadword(w: u64, n: u32) -> u32 {
     const L8: u64 = 0x0101_0101_0101_0101;
     const H8: u64 = 0x8080_8080_8080_8080;
     let mut s = w - ((w >> 1) & 0x5555_5555_5555_5555);
@@ -438,6 +454,7 @@ mod tests {
             let naive: Vec<u32> = (0..64).filter(|i| w >> i & 1 == 1).collect();
             for (n, &pos) in naive.iter().enumerate() {
                 assert_eq!(select_in_word(w, n as u32), pos);
+                assert_eq!(select_in_word_broadword(w, n as u32), pos);
             }
         }
     }

@@ -125,7 +125,7 @@ impl Game {
     }
 
     /// The legal actions; empty once the game is over.
-    #[inline]
+    #[inline(always)]
     pub fn legal_actions(&self) -> ActionMask {
         if self.rules.threefold_repetition && self.repetitions >= 3 {
             ActionMask::EMPTY
@@ -153,7 +153,7 @@ impl Game {
     }
 
     /// Applies an action known to be legal (from [`Game::legal_actions`]).
-    #[inline]
+    #[inline(always)]
     pub fn apply_unchecked(&mut self, action: Action) {
         self.history.push(self.position);
         self.actions.push(action);

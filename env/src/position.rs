@@ -44,6 +44,40 @@ const ZOBRIST: Zobrist = {
     Zobrist { piece, in_hand, black_to_move, removal_pending }
 };
 
+/// Slide targets of each point, indexed by `trailing_zeros` (so entries 24..=32 are empty).
+const SLIDE_TARGETS: [u32; 33] = {
+    let mut t = [0u32; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = ADJACENT[i].0;
+        i += 1;
+    }
+    t
+};
+
+/// First byte of the move actions of each point (`3 + 3·from`), indexed like [`SLIDE_TARGETS`];
+/// entries 24..=32 point at the unused bytes after action 599.
+const CHUNK_BYTE: [u8; 33] = {
+    let mut t = [3 + 3 * NUM_POINTS as u8; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = 3 + 3 * i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Fly targets (every point) of each point, indexed like [`SLIDE_TARGETS`].
+const FLY_TARGETS: [u32; 33] = {
+    let mut t = [0u32; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = BitBoard::FULL.0;
+        i += 1;
+    }
+    t
+};
+
 /// How a player moves at the moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
@@ -430,7 +464,7 @@ impl Position {
     }
 
     /// The legal actions, empty when [`Position::outcome`] says the game is over.
-    #[inline]
+    #[inline(always)]
     pub fn legal_actions(&self, rules: &Rules) -> ActionMask {
         // A blocked player has no legal action anyway, so only the other end conditions are
         // checked here; that saves a neighbourhood computation on every call.
@@ -447,7 +481,7 @@ impl Position {
     }
 
     /// The actions the rules of play allow, without checking whether the game is already over.
-    #[inline]
+    #[inline(always)]
     pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
         let mut mask = ActionMask::EMPTY;
         let me = self.side.index();
@@ -461,11 +495,19 @@ impl Position {
             // Move actions of piece `from` are bits 24 + 24·from .. +24: byte-aligned, three bytes
             // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
             // is exact: the fourth byte is zero and belongs to the next chunk, written later.
+            //
+            // The loop runs a fixed 9 times (the most pieces a player can have), so its exit is
+            // never mispredicted; once the pieces run out, `trailing_zeros` gives 32, whose
+            // table entry is empty and whose (zero) write lands past action 599.
+            let targets = if flying { &FLY_TARGETS } else { &SLIDE_TARGETS };
             let mut bytes = [0u8; 8 * MASK_WORDS];
-            for from in self.pieces[me] {
-                let to = if flying { empty } else { ADJACENT[from.index()] & empty };
-                let at = 3 + 3 * from.index();
-                bytes[at..at + 4].copy_from_slice(&to.0.to_le_bytes());
+            let mut rest = self.pieces[me].0;
+            for _ in 0..PIECES_PER_PLAYER {
+                let from = rest.trailing_zeros() as usize;
+                rest &= rest.wrapping_sub(1);
+                let to = targets[from] & empty.0;
+                let at = CHUNK_BYTE[from] as usize;
+                bytes[at..at + 4].copy_from_slice(&to.to_le_bytes());
             }
             mask = ActionMask::from_le_bytes(&bytes);
         }
@@ -536,7 +578,7 @@ impl Position {
     /// Applies an action known to be legal (taken from [`Position::legal_actions`]): the fast
     /// path for search and playouts. An illegal action leaves a meaningless (but memory-safe)
     /// position; debug builds assert that the action is in range.
-    #[inline]
+    #[inline(always)]
     pub fn apply_unchecked(&mut self, action: Action) {
         debug_assert!((action.0 as usize) < NUM_ACTIONS);
         let me = self.side.index();
@@ -567,16 +609,18 @@ impl Position {
     }
 
     /// After a piece arrives on `p`: start a removal if it closed a mill, else pass the turn.
+    /// Branch-free, because whether a random move closes a mill is unpredictable.
     #[inline]
     fn finish_turn(&mut self, p: Point) {
         let me = self.side.index();
         // With no opposing piece on the board there is nothing to remove, and the turn passes.
-        if closes_mill(self.pieces[me], p) && !self.pieces[1 - me].is_empty() {
-            self.removal_pending = true;
-            self.hash ^= ZOBRIST.removal_pending;
-        } else {
-            self.pass_turn();
-        }
+        let removes = closes_mill(self.pieces[me], p) & !self.pieces[1 - me].is_empty();
+        let passes = !removes;
+        let all = |b: bool| (b as u64).wrapping_neg();
+        self.removal_pending = removes;
+        self.hash ^= (ZOBRIST.removal_pending & all(removes)) ^ (ZOBRIST.black_to_move & all(passes));
+        self.side = if (me == 1) ^ passes { Color::Black } else { Color::White };
+        self.turns = self.turns.saturating_add(passes as u16);
     }
 
     #[inline]
