@@ -23,6 +23,19 @@ fn playout_position(rules: Rules, rng: &mut Rng, pos: &mut Position) {
     }
 }
 
+/// (a) Two independent games advanced in turn on one thread, as a batched env does: the
+/// processor overlaps their dependency chains (mask → choice → apply → next mask).
+fn playout_position_pair(rules: Rules, rngs: &mut [Rng; 2], positions: &mut [Position; 2]) {
+    for _ in 0..STEPS / 2 {
+        for (pos, rng) in positions.iter_mut().zip(rngs.iter_mut()) {
+            match pos.legal_actions(&rules).sample(rng) {
+                Some(a) => pos.apply_unchecked(a),
+                None => *pos = Position::start(),
+            }
+        }
+    }
+}
+
 /// (a) The same with the `Game` API, which also keeps the history for repetition and undo.
 fn playout_game(rng: &mut Rng, game: &mut Game) {
     for _ in 0..STEPS {
@@ -41,6 +54,11 @@ fn bench_playouts(c: &mut Criterion) {
             let mut rng = Rng::seed_from_u64(1);
             let mut pos = Position::start();
             b.iter(|| playout_position(rules, &mut rng, black_box(&mut pos)));
+        });
+        g.bench_function(format!("position_pair_{name}"), |b| {
+            let mut rngs = [Rng::seed_from_u64(1), Rng::seed_from_u64(2)];
+            let mut positions = [Position::start(); 2];
+            b.iter(|| playout_position_pair(rules, &mut rngs, black_box(&mut positions)));
         });
         g.bench_function(format!("game_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);
