@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use morris_env::features::encode;
-use morris_env::{Action, AutoReset, Game, OBS_LEN, Position, Rng, Rules, VecEnv, VecEnvConfig, perft};
+use morris_env::{
+    Action, AutoReset, Game, Minimax, MinimaxConfig, OBS_LEN, Position, Rng, Rules, VecEnv, VecEnvConfig,
+    perft,
+};
 
 /// Steps per measured iteration of the playout benches.
 const STEPS: u64 = 100_000;
@@ -155,5 +158,34 @@ fn bench_vec_env(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_playouts, bench_encoding_and_movegen, bench_vec_env);
+/// Minimax nodes per second, single thread: a fixed-depth search with a cleared table each time,
+/// from the start position and from a mid-game position (the table clearing is not timed).
+fn bench_minimax(c: &mut Criterion) {
+    let mut mid = Game::new(Rules::standard());
+    mid.play_random(&mut Rng::seed_from_u64(1), 30);
+    let mut g = c.benchmark_group("minimax");
+    g.sample_size(10);
+    for (name, game, depth) in
+        [("start_depth_8", Game::new(Rules::standard()), 8), ("midgame_depth_10", mid, 10)]
+    {
+        let mut searcher = Minimax::new(MinimaxConfig::depth(depth));
+        let nodes = searcher.search(&game).nodes;
+        g.throughput(Throughput::Elements(nodes));
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    searcher.clear();
+                    let t = Instant::now();
+                    black_box(searcher.search(&game));
+                    total += t.elapsed();
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_playouts, bench_encoding_and_movegen, bench_vec_env, bench_minimax);
 criterion_main!(benches);

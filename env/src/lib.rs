@@ -41,9 +41,11 @@
 #![deny(missing_docs)]
 
 mod action;
+mod agent;
 mod error;
 pub mod features;
 mod game;
+pub mod minimax;
 mod perft;
 mod position;
 mod rng;
@@ -54,9 +56,11 @@ mod types;
 mod vec_env;
 
 pub use action::{Action, ActionMask, ActionMaskIter, MASK_WORDS, Move, NUM_ACTIONS};
+pub use agent::{Agent, RandomAgent};
 pub use error::{ActionError, NotationError, PositionError};
 pub use features::{NUM_PLANES, OBS_LEN, OBS_VERSION};
 pub use game::Game;
+pub use minimax::{Minimax, MinimaxConfig, SearchResult};
 pub use perft::{perft, perft_divide};
 pub use position::{DrawReason, Outcome, PIECES_PER_PLAYER, Phase, Position, WinReason};
 pub use rng::Rng;

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use morris_env::{Game, Rng, Rules, perft, perft_divide};
+use morris_env::{Game, Minimax, MinimaxConfig, Rng, Rules, perft, perft_divide};
 
 #[derive(Parser)]
 #[command(name = "morris", version, about = "Nine Men's Morris rules tools")]
@@ -55,6 +55,24 @@ enum Command {
         /// Rules preset.
         #[arg(long, value_enum, default_value = "standard")]
         rules: Preset,
+    },
+    /// Run the alpha-beta baseline on a position and print its choice, score, nodes and speed.
+    Search {
+        /// Deepest iteration, in turns.
+        #[arg(long, short, default_value_t = 6)]
+        depth: u32,
+        /// Moves in notation leading to the position.
+        #[arg(long, default_value = "")]
+        moves: String,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+        /// Then play this many uniformly random plies (for a mid-game position).
+        #[arg(long, default_value_t = 0)]
+        random_plies: u32,
+        /// Seed of the random plies.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
     /// Play uniformly random games on one thread and print steps per second.
     Playouts {
@@ -119,6 +137,34 @@ fn run(command: Command) -> Result<(), String> {
                 .filter_map(|a| game.position().move_of(a).map(|m| m.to_string()))
                 .collect();
             println!("legal ({}): {}", legal.len(), legal.join(" "));
+            Ok(())
+        }
+        Command::Search { depth, moves, rules, random_plies, seed } => {
+            if !(1..=30).contains(&depth) {
+                return Err(format!("--depth must be between 1 and 30, got {depth}"));
+            }
+            let mut game = start(rules, &moves)?;
+            game.play_random(&mut Rng::seed_from_u64(seed), random_plies);
+            if random_plies > 0 {
+                println!("{}\nposition after: {}", game.position(), game.record());
+            }
+            if game.outcome().is_terminal() {
+                return Err(format!("the game is over: {}", game.outcome()));
+            }
+            let mut searcher = Minimax::new(MinimaxConfig::depth(depth));
+            let t = Instant::now();
+            let r = searcher.search(&game);
+            let secs = t.elapsed().as_secs_f64();
+            let best =
+                r.best.and_then(|a| game.position().move_of(a)).map(|m| m.to_string()).unwrap_or_default();
+            println!(
+                "depth {}  best {best}  score {}  ties {}  nodes {}  time {secs:.3} s  {:.2} M nodes/s",
+                r.depth,
+                r.score,
+                r.ties,
+                r.nodes,
+                r.nodes as f64 / secs.max(1e-9) / 1e6
+            );
             Ok(())
         }
         Command::Playouts { seconds, rules, seed } => {

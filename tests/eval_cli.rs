@@ -1,0 +1,136 @@
+//! End-to-end tests of the `eval` binary: matches, records, rating, the ladder, and bad input.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("morris-eval-cli-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn match_appends_records_and_rate_fits_them() {
+    let dir = scratch("match");
+    let out = dir.join("games.jsonl");
+    fs::write(&out, "").expect("touch");
+    let o = eval(&["match", "minimax:depth=2", "random", "--pairs", "3", "--out", out.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("W/D/L") && stdout.contains("pentanomial"), "{stdout}");
+    let lines: Vec<String> = fs::read_to_string(&out).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 6);
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+        for key in ["white", "black", "opening_seed", "moves", "result", "reason"] {
+            assert!(v.get(key).is_some(), "missing {key} in {l}");
+        }
+    }
+    // A second match appends: nothing already on disk is lost.
+    let o = eval(&["match", "minimax:depth=1", "random", "--pairs", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_eq!(fs::read_to_string(&out).unwrap().lines().count(), 8);
+    assert!(fs::read_to_string(&out).unwrap().starts_with(&lines[0]));
+
+    let csv = dir.join("r.csv");
+    let json = dir.join("r.json");
+    let o = eval(&[
+        "rate",
+        out.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("minimax:depth=2") && stdout.contains("random"), "{stdout}");
+    assert!(stdout.contains("likelihood of superiority"), "{stdout}");
+    assert!(fs::read_to_string(&csv).unwrap().starts_with("name,elo,std_error"));
+    let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["ratings"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let dir = scratch("bad");
+    let o = eval(&[
+        "match",
+        "minimax:depth=2",
+        "alphago",
+        "--pairs",
+        "1",
+        "--out",
+        dir.join("g.jsonl").to_str().unwrap(),
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success());
+    assert!(stderr.contains("unknown agent 'alphago'") && stderr.contains("Valid forms"), "{stderr}");
+
+    let o = eval(&["rate", dir.join("missing.jsonl").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("missing.jsonl"), "{}", text(&o).1);
+
+    let bad = dir.join("bad.jsonl");
+    fs::write(&bad, "{\"white\": 1}\n").unwrap();
+    let o = eval(&["rate", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("bad.jsonl:1"), "{}", text(&o).1);
+
+    // A record path inside a regular file cannot be created.
+    let o =
+        eval(&["match", "random", "random", "--pairs", "1", "--out", bad.join("x.jsonl").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("cannot"), "{}", text(&o).1);
+    assert_eq!(fs::read_to_string(&bad).unwrap(), "{\"white\": 1}\n", "the existing file is untouched");
+
+    let zero = dir.join("zero.jsonl");
+    let o = eval(&["match", "random", "random", "--pairs", "0", "--out", zero.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("--pairs must be at least 1"), "{}", text(&o).1);
+    assert!(!zero.exists(), "nothing is written when the arguments are rejected");
+}
+
+#[test]
+fn tiny_ladder_writes_ratings_and_times() {
+    let dir = scratch("ladder");
+    let games = dir.join("lg.jsonl");
+    let out = dir.join("ladder.json");
+    let o = eval(&[
+        "ladder",
+        "--max-depth",
+        "2",
+        "--pairs",
+        "2",
+        "--skip-pairs",
+        "1",
+        "--games",
+        games.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stdout.contains("ladder written"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&fs::read_to_string(&out).unwrap()).unwrap();
+    let players = v["players"].as_array().unwrap();
+    assert_eq!(players.len(), 3);
+    let random = players.iter().find(|p| p["name"] == "random").unwrap();
+    assert_eq!(random["elo"], 0.0);
+    for p in players {
+        assert!(p["std_error"].is_number() && p["ms_per_move"].is_number());
+    }
+    // (random, d1), (d1, d2) with 2 pairs and (random, d2) with 1 pair: 10 games.
+    assert_eq!(fs::read_to_string(&games).unwrap().lines().count(), 10);
+}
