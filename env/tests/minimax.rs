@@ -185,3 +185,23 @@ fn minimax_beats_random() {
     }
     assert_eq!(wins, 4);
 }
+
+#[test]
+fn repetition_along_the_game_is_respected_inside_the_search() {
+    // Black is a piece down. After two shuffles, Black can repeat the start position a third
+    // time (c4-c3), which draws: the best a losing side can do.
+    let p = pos(&["a7", "g1", "d3", "f6", "b2"], &["c3", "e5", "a1", "g7"], [0, 0], Color::White, false);
+    let mut game = Game::from_position(Rules::standard(), p);
+    for m in ["b2-b4", "c3-c4", "b4-b2", "c4-c3", "b2-b4", "c3-c4", "b4-b2"] {
+        game.play_notation(m).unwrap();
+    }
+    let r = Minimax::new(MinimaxConfig::depth(1)).search(&game);
+    assert_eq!(game.position().move_of(r.best.unwrap()).unwrap().to_string(), "c4-c3");
+    assert_eq!(r.score, 0);
+    // Without the repetition rule the same move is just a move, and Black stays worse.
+    let mut no_rep = Game::from_position(Rules { threefold_repetition: false, ..Rules::standard() }, p);
+    for m in ["b2-b4", "c3-c4", "b4-b2", "c4-c3", "b2-b4", "c3-c4", "b4-b2"] {
+        no_rep.play_notation(m).unwrap();
+    }
+    assert!(Minimax::new(MinimaxConfig::depth(1)).search(&no_rep).score < 0);
+}
