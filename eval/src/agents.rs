@@ -1,23 +1,65 @@
 //! Agent specs: strings such as `random` or `minimax:depth=4` that name a player and build it.
 
 use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use burn::prelude::Device;
 use morris_env::minimax::EvalWeights;
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent};
+use morris_train::agents::{az_agent_from_model, rollout_mcts};
+use morris_train::device::device_from_name;
+use morris_train::model::PolicyValueNet;
+use morris_train::net_evaluator::load_model;
 
 /// The forms an agent spec may take, for error messages and `--help`.
 pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 100ms, 2s) | minimax:nodes=N \
-(options combine, e.g. minimax:depth=8,time=1s; add tt=BITS for the table size, default 18)";
+(options combine, e.g. minimax:depth=8,time=1s; add tt=BITS for the table size, default 18) | mcts:sims=N \
+(UCT with random rollouts) | az:model=DIR,sims=N (a trained network with PUCT search)";
+
+/// A loaded network, shared by every agent built from one spec.
+#[derive(Clone)]
+pub struct LoadedModel {
+    /// Directory it was loaded from.
+    pub dir: PathBuf,
+    model: Arc<PolicyValueNet>,
+    device: Device,
+}
+
+impl fmt::Debug for LoadedModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LoadedModel({})", self.dir.display())
+    }
+}
 
 /// A parsed agent spec. It can build any number of independent agents (one per game, so games
 /// can run in parallel), each seeded for reproducibility.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum AgentSpec {
     /// Uniformly random legal moves.
     Random,
     /// The alpha-beta baseline with these limits (its seed is set per game).
     Minimax(MinimaxConfig),
+    /// UCT with one random playout per leaf and `sims` simulations per move.
+    Mcts {
+        /// Simulations per move.
+        sims: u32,
+    },
+    /// A trained network guiding PUCT search with `sims` simulations per move, temperature 0.
+    Az {
+        /// The network.
+        model: LoadedModel,
+        /// Simulations per move.
+        sims: u32,
+    },
+}
+
+/// Specs are equal when their canonical names are.
+impl PartialEq for AgentSpec {
+    fn eq(&self, other: &AgentSpec) -> bool {
+        self.name() == other.name()
+    }
 }
 
 /// Why a spec could not be read.
@@ -118,6 +160,34 @@ impl AgentSpec {
                 }
                 Ok(AgentSpec::Minimax(c))
             }
+            "mcts" | "az" => {
+                let args = args.ok_or_else(|| err(format!("{kind} needs options, e.g. {kind}:sims=200")))?;
+                let (mut sims, mut model) = (None, None);
+                for kv in args.split(',') {
+                    let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
+                    match (kind, k.trim()) {
+                        (_, "sims") => {
+                            let n: u32 =
+                                v.parse().map_err(|_| err(format!("sims '{v}' is not a whole number")))?;
+                            if !(1..=1_000_000).contains(&n) {
+                                return Err(err(format!("sims {n} is outside 1..=1000000")));
+                            }
+                            sims = Some(n);
+                        }
+                        ("az", "model") => model = Some(PathBuf::from(v.trim())),
+                        (_, other) => return Err(err(format!("unknown {kind} option '{other}'"))),
+                    }
+                }
+                let sims = sims.ok_or_else(|| err(format!("{kind} needs sims=N")))?;
+                if kind == "mcts" {
+                    return Ok(AgentSpec::Mcts { sims });
+                }
+                let dir =
+                    model.ok_or_else(|| err("az needs model=DIR (an exported model directory)".into()))?;
+                let device = device_from_name("flex").map_err(&err)?;
+                let (net, _config) = load_model(&dir, &device).map_err(&err)?;
+                Ok(AgentSpec::Az { model: LoadedModel { dir, model: Arc::new(net), device }, sims })
+            }
             "" => Err(err("empty spec".into())),
             other => Err(err(format!("unknown agent '{other}'"))),
         }
@@ -133,6 +203,14 @@ impl AgentSpec {
         match self {
             AgentSpec::Random => Box::new(RandomAgent::new(seed)),
             AgentSpec::Minimax(c) => Box::new(Minimax::new(MinimaxConfig { seed, ..c.clone() })),
+            AgentSpec::Mcts { sims } => Box::new(rollout_mcts(*sims, seed)),
+            AgentSpec::Az { model, sims } => Box::new(az_agent_from_model(
+                (*model.model).clone(),
+                model.device.clone(),
+                self.name(),
+                *sims,
+                seed,
+            )),
         }
     }
 
@@ -156,6 +234,8 @@ impl AgentSpec {
                 }
                 format!("minimax:{}", parts.join(","))
             }
+            AgentSpec::Mcts { sims } => format!("mcts:sims={sims}"),
+            AgentSpec::Az { model, sims } => format!("az:model={},sims={sims}", model.dir.display()),
         }
     }
 }
@@ -174,6 +254,7 @@ mod tests {
         let s = AgentSpec::parse("minimax:depth=8,time=1.5s,tt=16").unwrap();
         assert_eq!(s.name(), "minimax:depth=8,time=1500ms,tt=16");
         assert_eq!(AgentSpec::parse("minimax:nodes=5000").unwrap().name(), "minimax:nodes=5000");
+        assert_eq!(AgentSpec::parse("mcts:sims=200").unwrap().name(), "mcts:sims=200");
     }
 
     #[test]
@@ -189,6 +270,11 @@ mod tests {
             ("minimax:speed=3", "unknown minimax option"),
             ("minimax:depth", "not key=value"),
             ("random:seed=1", "no options"),
+            ("mcts", "needs options"),
+            ("mcts:sims=0", "outside"),
+            ("mcts:depth=3", "unknown mcts option"),
+            ("az:sims=10", "needs model=DIR"),
+            ("az:model=/nonexistent/model,sims=10", "/nonexistent/model"),
         ] {
             let e = AgentSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");

@@ -1,0 +1,10 @@
+//! AlphaZero-style learning for Nine Men's Morris: the burn policy/value network, evaluators,
+//! batched MCTS (PUCT and Gumbel) across many games, and the agents built on them.
+#![deny(missing_docs)]
+
+pub mod agents;
+pub mod device;
+pub mod evaluator;
+pub mod mcts;
+pub mod model;
+pub mod net_evaluator;

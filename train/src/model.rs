@@ -1,0 +1,530 @@
+//! The policy/value network (residual MLP or residual graph-convolution trunk), masking and the loss.
+//!
+//! # Data flow
+//!
+//! `obs [B, C*24]` (the planes of [`morris_env::features::encode`], plane-major) → trunk →
+//! policy head (`[B, 600]` logits over [`NUM_ACTIONS`]) and value head (`[B, 3]` logits over
+//! win/draw/loss for the player to move). The scalar value is `P(win) − P(loss)`.
+//!
+//! # Trunks
+//!
+//! * [`Trunk::ResMlp`]: flatten → `Linear(C*24 → width)` → `blocks` pre-norm residual blocks
+//!   (`h + Linear(ReLU(Linear(LayerNorm(h))))`) → `LayerNorm`. Policy: `Linear(width → 600)`.
+//!   Value: `Linear(width → value_hidden)` → ReLU → `Linear(value_hidden → 3)`.
+//! * [`Trunk::GraphConv`]: per point, `Linear(C → width)` plus a learned per-point embedding
+//!   (`[24, width]`), then `blocks` pre-norm residual graph convolutions over the board
+//!   adjacency, `h + x·W_self + (Â·x)·W_neigh` with `x = ReLU(LayerNorm(h))` and `Â` the
+//!   row-normalised adjacency matrix (a constant), then `LayerNorm`. Per-point features stay
+//!   `[B, 24, width]` up to the heads. Policy: the 24 point actions get `Linear(width → 1)` of
+//!   their point; the 576 move actions `from → to` get the scaled bilinear product
+//!   `⟨q_from, k_to⟩ / √policy_dim` of two `Linear(width → policy_dim)` projections, which
+//!   matches the action layout `24 + from·24 + to`. Value: mean over points →
+//!   `Linear(width → value_hidden)` → ReLU → `Linear(value_hidden → 3)`.
+//!
+//! The point embedding matters: with mean aggregation over neighbours, a corner (2 neighbours)
+//! and a midpoint (3–4) of an empty board would otherwise look the same, and the network could
+//! not tell a mill line from a turn at a corner.
+//!
+//! # Example
+//!
+//! ```
+//! use burn::prelude::*;
+//! use morris_train::model::{NetConfig, Trunk};
+//!
+//! let device = Device::flex();
+//! let config = NetConfig { trunk: Trunk::GraphConv, width: 16, blocks: 1, ..NetConfig::default() };
+//! let net = config.init(&device);
+//! assert!(net.num_params() > 0);
+//! let obs = Tensor::<2>::zeros([2, config.obs_len()], &device);
+//! let (policy, wdl) = net.forward(obs);
+//! assert_eq!(policy.dims(), [2, 600]);
+//! assert_eq!(wdl.dims(), [2, 3]);
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use burn::module::Param;
+use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::prelude::*;
+use burn::tensor::Transaction;
+use burn::tensor::activation::{log_softmax, relu, softmax};
+use morris_env::features::{NUM_PLANES, adjacency};
+use morris_env::{NUM_ACTIONS, NUM_POINTS};
+use serde::{Deserialize, Serialize};
+
+/// Number of value-head outputs: win, draw, loss (for the player to move), in that order.
+pub const NUM_WDL: usize = 3;
+
+/// The logit given to illegal actions before a softmax. Finite on purpose: with `-inf`, a
+/// zero target times `log p = -inf` would give `0 · -inf = NaN` in the cross-entropy.
+pub const MASK_FILL: f32 = -1.0e9;
+
+/// Largest width, block count and head size [`NetConfig::validate`] accepts (a guard against
+/// a corrupt config asking for absurd allocations).
+const MAX_SIZE: usize = 1 << 14;
+
+/// Which trunk the network uses. Serialised in kebab case (`"res-mlp"`, `"graph-conv"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trunk {
+    /// Residual MLP on the flattened planes. Cheap: about 12× fewer multiply-adds per position
+    /// than [`Trunk::GraphConv`] at the same width and depth.
+    #[default]
+    #[serde(alias = "resmlp", alias = "mlp")]
+    ResMlp,
+    /// Residual graph convolution over the board adjacency, with a pairwise move head.
+    #[serde(alias = "graphconv", alias = "graph")]
+    GraphConv,
+}
+
+impl Trunk {
+    /// Both trunks.
+    pub const ALL: [Trunk; 2] = [Trunk::ResMlp, Trunk::GraphConv];
+
+    /// The name used in configs and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Trunk::ResMlp => "res-mlp",
+            Trunk::GraphConv => "graph-conv",
+        }
+    }
+}
+
+impl fmt::Display for Trunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Trunk {
+    type Err = String;
+
+    /// Parses `res-mlp` (or `resmlp`, `mlp`) and `graph-conv` (or `graphconv`, `graph`).
+    fn from_str(s: &str) -> Result<Trunk, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "res-mlp" | "resmlp" | "mlp" => Ok(Trunk::ResMlp),
+            "graph-conv" | "graphconv" | "graph" => Ok(Trunk::GraphConv),
+            other => Err(format!("unknown trunk '{other}' (expected res-mlp or graph-conv)")),
+        }
+    }
+}
+
+/// Shape of the policy/value network. Saved as JSON next to every checkpoint; missing fields
+/// take their defaults, unknown fields are an error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetConfig {
+    /// The trunk architecture. Default: [`Trunk::ResMlp`].
+    pub trunk: Trunk,
+    /// Hidden width: units per layer (res-mlp) or features per point (graph-conv). Default 128.
+    pub width: usize,
+    /// Number of residual blocks. Default 4.
+    pub blocks: usize,
+    /// Graph-conv only: size of the from/to projections of the pairwise move head. Default 32.
+    /// The res-mlp policy head is a single `Linear(width → 600)` and ignores it.
+    pub policy_dim: usize,
+    /// Hidden units of the value head (both trunks). Default 64.
+    pub value_hidden: usize,
+    /// Input planes `C`; must equal [`NUM_PLANES`] of the observation this build encodes.
+    /// Default [`NUM_PLANES`].
+    pub input_planes: usize,
+}
+
+impl Default for NetConfig {
+    fn default() -> NetConfig {
+        NetConfig {
+            trunk: Trunk::ResMlp,
+            width: 128,
+            blocks: 4,
+            policy_dim: 32,
+            value_hidden: 64,
+            input_planes: NUM_PLANES,
+        }
+    }
+}
+
+impl NetConfig {
+    /// Length of one flattened input row, `input_planes * 24`.
+    pub fn obs_len(&self) -> usize {
+        self.input_planes * NUM_POINTS
+    }
+
+    /// Checks that every size is positive and sane, and that the input matches this build's
+    /// observation layout.
+    ///
+    /// # Errors
+    /// A message naming the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("width", self.width),
+            ("blocks", self.blocks),
+            ("policy_dim", self.policy_dim),
+            ("value_hidden", self.value_hidden),
+        ] {
+            if value == 0 || value > MAX_SIZE {
+                return Err(format!("net config: {name} must be in 1..={MAX_SIZE}, got {value}"));
+            }
+        }
+        if self.input_planes != NUM_PLANES {
+            return Err(format!(
+                "net config: input_planes is {}, but this build encodes {NUM_PLANES} planes \
+                 (a checkpoint for another observation layout?)",
+                self.input_planes
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds a freshly initialised network on `device` (plain for inference, or
+    /// `device.autodiff()` for training).
+    ///
+    /// # Panics
+    /// If [`NetConfig::validate`] fails; call it first on configs read from outside.
+    pub fn init(&self, device: &Device) -> PolicyValueNet {
+        if let Err(e) = self.validate() {
+            panic!("{e}");
+        }
+        let body = match self.trunk {
+            Trunk::ResMlp => Body::ResMlp(ResMlpNet::new(self, device)),
+            Trunk::GraphConv => Body::GraphConv(GraphNet::new(self, device)),
+        };
+        PolicyValueNet { body, config: self.clone() }
+    }
+}
+
+/// The policy/value network. Build it with [`NetConfig::init`]; `num_params()` (from
+/// [`Module`]) counts its parameters. The same type serves training (on an autodiff device)
+/// and inference (after [`Module::valid`], or built on a plain device).
+#[derive(Module, Debug)]
+pub struct PolicyValueNet {
+    body: Body,
+    #[module(skip)]
+    config: NetConfig,
+}
+
+/// The trunk and heads of one architecture.
+// Built once per model and rarely moved, so the variants' size difference does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Module, Debug)]
+enum Body {
+    ResMlp(ResMlpNet),
+    GraphConv(GraphNet),
+}
+
+impl PolicyValueNet {
+    /// The configuration the network was built from.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Raw outputs for a batch.
+    ///
+    /// # Shapes
+    /// * `obs`: `[B, C*24]`, rows as written by [`morris_env::features::encode`];
+    /// * returns `([B, 600] policy logits, [B, 3] win/draw/loss logits)`, unmasked.
+    pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        match &self.body {
+            Body::ResMlp(net) => net.forward(obs),
+            Body::GraphConv(net) => net.forward(obs),
+        }
+    }
+
+    /// Probabilities for a batch: priors (masked softmax, 0 on illegal actions) and
+    /// win/draw/loss probabilities.
+    ///
+    /// # Shapes
+    /// `obs [B, C*24]`, `legal [B, 600]` (true = legal) → `([B, 600], [B, 3])`.
+    pub fn predict(&self, obs: Tensor<2>, legal: Tensor<2, Bool>) -> (Tensor<2>, Tensor<2>) {
+        let (policy, wdl) = self.forward(obs);
+        (masked_softmax(policy, legal), softmax(wdl, 1))
+    }
+}
+
+/// A pre-norm residual MLP block: `h + fc2(ReLU(fc1(LayerNorm(h))))`.
+#[derive(Module, Debug)]
+struct MlpBlock {
+    norm: LayerNorm,
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl MlpBlock {
+    fn forward(&self, h: Tensor<2>) -> Tensor<2> {
+        let x = self.fc2.forward(relu(self.fc1.forward(self.norm.forward(h.clone()))));
+        h + x
+    }
+}
+
+#[derive(Module, Debug)]
+struct ResMlpNet {
+    input: Linear,
+    blocks: Vec<MlpBlock>,
+    out_norm: LayerNorm,
+    policy: Linear,
+    value_hidden: Linear,
+    value_out: Linear,
+}
+
+impl ResMlpNet {
+    fn new(c: &NetConfig, device: &Device) -> ResMlpNet {
+        let w = c.width;
+        ResMlpNet {
+            input: LinearConfig::new(c.obs_len(), w).init(device),
+            blocks: (0..c.blocks)
+                .map(|_| MlpBlock {
+                    norm: LayerNormConfig::new(w).init(device),
+                    fc1: LinearConfig::new(w, w).init(device),
+                    fc2: LinearConfig::new(w, w).init(device),
+                })
+                .collect(),
+            out_norm: LayerNormConfig::new(w).init(device),
+            policy: LinearConfig::new(w, NUM_ACTIONS).init(device),
+            value_hidden: LinearConfig::new(w, c.value_hidden).init(device),
+            value_out: LinearConfig::new(c.value_hidden, NUM_WDL).init(device),
+        }
+    }
+
+    fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        let mut h = self.input.forward(obs);
+        for block in &self.blocks {
+            h = block.forward(h);
+        }
+        let h = self.out_norm.forward(h);
+        let policy = self.policy.forward(h.clone());
+        let value = self.value_out.forward(relu(self.value_hidden.forward(h)));
+        (policy, value)
+    }
+}
+
+/// A pre-norm residual graph convolution:
+/// `h + x·W_self + Â·(x·W_neigh)` with `x = ReLU(LayerNorm(h))`.
+#[derive(Module, Debug)]
+struct GraphBlock {
+    norm: LayerNorm,
+    self_fc: Linear,
+    neigh_fc: Linear,
+}
+
+impl GraphBlock {
+    /// `h [B, 24, W]`, `adj [1, 24, 24]`.
+    fn forward(&self, h: Tensor<3>, adj: Tensor<3>) -> Tensor<3> {
+        let x = relu(self.norm.forward(h.clone()));
+        let own = per_point(&self.self_fc, x.clone());
+        let neigh = adj.matmul(per_point(&self.neigh_fc, x));
+        h + own + neigh
+    }
+}
+
+/// `linear` applied to every point of `x [B, 24, K]`, as one `[B*24, K]` product (burn's
+/// `Linear` on a rank-3 input takes a slower batched path).
+fn per_point(linear: &Linear, x: Tensor<3>) -> Tensor<3> {
+    let [b, n, k] = x.dims();
+    let y = linear.forward(x.reshape([b * n, k]));
+    let out = y.dims()[1];
+    y.reshape([b, n, out])
+}
+
+#[derive(Module, Debug)]
+struct GraphNet {
+    input: Linear,
+    point_embed: Param<Tensor<2>>,
+    blocks: Vec<GraphBlock>,
+    out_norm: LayerNorm,
+    point_policy: Linear,
+    move_from: Linear,
+    move_to: Linear,
+    value_hidden: Linear,
+    value_out: Linear,
+    /// Row-normalised adjacency `[1, 24, 24]`, a constant (not saved, rebuilt by `init`).
+    adj: Tensor<3>,
+    /// `1/√policy_dim`, the bilinear scale.
+    move_scale: f32,
+    width: usize,
+    planes: usize,
+}
+
+impl GraphNet {
+    fn new(c: &NetConfig, device: &Device) -> GraphNet {
+        let w = c.width;
+        let a = adjacency();
+        let mut adj = Vec::with_capacity(NUM_POINTS * NUM_POINTS);
+        for row in a {
+            let degree: f32 = row.iter().sum();
+            adj.extend(row.iter().map(|&x| if degree > 0.0 { x / degree } else { 0.0 }));
+        }
+        let adj = Tensor::<3>::from_data(TensorData::new(adj, [1, NUM_POINTS, NUM_POINTS]), device);
+        // Small embedding init, so the planes dominate at the start.
+        let embed =
+            Tensor::<2>::random([NUM_POINTS, w], burn::tensor::Distribution::Normal(0.0, 0.1), device);
+        GraphNet {
+            input: LinearConfig::new(c.input_planes, w).init(device),
+            point_embed: Param::from_tensor(embed),
+            blocks: (0..c.blocks)
+                .map(|_| GraphBlock {
+                    norm: LayerNormConfig::new(w).init(device),
+                    self_fc: LinearConfig::new(w, w).init(device),
+                    neigh_fc: LinearConfig::new(w, w).with_bias(false).init(device),
+                })
+                .collect(),
+            out_norm: LayerNormConfig::new(w).init(device),
+            point_policy: LinearConfig::new(w, 1).init(device),
+            move_from: LinearConfig::new(w, c.policy_dim).init(device),
+            move_to: LinearConfig::new(w, c.policy_dim).init(device),
+            value_hidden: LinearConfig::new(w, c.value_hidden).init(device),
+            value_out: LinearConfig::new(c.value_hidden, NUM_WDL).init(device),
+            adj,
+            move_scale: 1.0 / (c.policy_dim as f32).sqrt(),
+            width: w,
+            planes: c.input_planes,
+        }
+    }
+
+    fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        let [b, _] = obs.dims();
+        // [B, C*24] plane-major → [B, 24, C]: one row of plane values per point.
+        let points = obs.reshape([b, self.planes, NUM_POINTS]).swap_dims(1, 2);
+        let mut h = per_point(&self.input, points) + self.point_embed.val().unsqueeze::<3>();
+        for block in &self.blocks {
+            h = block.forward(h, self.adj.clone());
+        }
+        let h = self.out_norm.forward(h);
+        let point_logits = per_point(&self.point_policy, h.clone()).reshape([b, NUM_POINTS]);
+        let from = per_point(&self.move_from, h.clone());
+        let to = per_point(&self.move_to, h.clone());
+        // [B, 24, P] · [B, P, 24] → [B, from, to], flattened as `from·24 + to`.
+        let move_logits =
+            from.matmul(to.swap_dims(1, 2)).mul_scalar(self.move_scale).reshape([b, NUM_POINTS * NUM_POINTS]);
+        let policy = Tensor::cat(vec![point_logits, move_logits], 1);
+        let pooled = h.mean_dim(1).reshape([b, self.width]);
+        let value = self.value_out.forward(relu(self.value_hidden.forward(pooled)));
+        (policy, value)
+    }
+}
+
+/// Log-probabilities over legal actions: `log_softmax` after filling illegal logits with
+/// [`MASK_FILL`]. Illegal entries come out near `-1e9` (finite), legal ones sum to 1 in
+/// probability.
+///
+/// # Shapes
+/// `logits [B, A]`, `legal [B, A]` (true = legal) → `[B, A]`.
+pub fn masked_log_softmax(logits: Tensor<2>, legal: Tensor<2, Bool>) -> Tensor<2> {
+    log_softmax(logits.mask_fill(legal.bool_not(), MASK_FILL), 1)
+}
+
+/// Probabilities over legal actions: exactly 0 on illegal actions (the filled logits
+/// underflow), rows summing to 1 over legal ones. A row with no legal action comes out
+/// uniform over all actions; callers must not pass one.
+///
+/// # Shapes
+/// `logits [B, A]`, `legal [B, A]` (true = legal) → `[B, A]`.
+pub fn masked_softmax(logits: Tensor<2>, legal: Tensor<2, Bool>) -> Tensor<2> {
+    softmax(logits.mask_fill(legal.bool_not(), MASK_FILL), 1)
+}
+
+/// The parts of the AlphaZero loss, each a one-element tensor (batch means). On an autodiff
+/// device `total` is tracked; call `total.backward()`. The statistics are detached.
+#[derive(Clone, Debug)]
+pub struct LossParts {
+    /// `policy + value`, the quantity to minimise (weight decay is AdamW's job).
+    pub total: Tensor<1>,
+    /// Soft-target cross-entropy `−Σ π·log p` of the masked policy.
+    pub policy: Tensor<1>,
+    /// Cross-entropy `−Σ z·log q` of the win/draw/loss target against the value head.
+    pub value: Tensor<1>,
+    /// Mean entropy of the masked policy `−Σ p·log p` (detached; logging only).
+    pub entropy: Tensor<1>,
+    /// Fraction of rows where the argmax of the WDL head equals that of the target
+    /// (detached; logging only).
+    pub value_accuracy: Tensor<1>,
+}
+
+/// [`LossParts`] read back to the host.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LossStats {
+    /// See [`LossParts::total`].
+    pub total: f32,
+    /// See [`LossParts::policy`].
+    pub policy: f32,
+    /// See [`LossParts::value`].
+    pub value: f32,
+    /// See [`LossParts::entropy`].
+    pub entropy: f32,
+    /// See [`LossParts::value_accuracy`].
+    pub value_accuracy: f32,
+}
+
+impl LossParts {
+    /// Reads all five numbers back in one transaction.
+    ///
+    /// # Panics
+    /// If the backend fails to read the tensors back (a device error).
+    pub fn stats(&self) -> LossStats {
+        let data = Transaction::default()
+            .register(self.total.clone().detach())
+            .register(self.policy.clone().detach())
+            .register(self.value.clone().detach())
+            .register(self.entropy.clone())
+            .register(self.value_accuracy.clone())
+            .execute();
+        let v: Vec<f32> = data
+            .into_iter()
+            .map(|d| {
+                d.try_into_vec::<f32>().expect("loss tensors are f32").first().copied().unwrap_or(f32::NAN)
+            })
+            .collect();
+        LossStats { total: v[0], policy: v[1], value: v[2], entropy: v[3], value_accuracy: v[4] }
+    }
+}
+
+/// The AlphaZero loss of `model` on a batch: policy cross-entropy against the search
+/// distribution plus value cross-entropy against the game result.
+///
+/// # Shapes
+/// * `obs`: `[B, C*24]`;
+/// * `legal`: `[B, 600]`, true = legal. `policy_target` must be 0 wherever this is false,
+///   or the loss is about `1e9 · π(illegal)`;
+/// * `policy_target`: `[B, 600]`, rows summing to 1 (visit distribution);
+/// * `wdl_target`: `[B, 3]`, rows summing to 1 (one-hot result for the player to move, or soft).
+pub fn alphazero_loss(
+    model: &PolicyValueNet,
+    obs: Tensor<2>,
+    legal: Tensor<2, Bool>,
+    policy_target: Tensor<2>,
+    wdl_target: Tensor<2>,
+) -> LossParts {
+    let (policy_logits, wdl_logits) = model.forward(obs);
+    loss_from_logits(policy_logits, wdl_logits, legal, policy_target, wdl_target)
+}
+
+/// [`alphazero_loss`] from already computed logits (`[B, 600]` and `[B, 3]`).
+pub fn loss_from_logits(
+    policy_logits: Tensor<2>,
+    wdl_logits: Tensor<2>,
+    legal: Tensor<2, Bool>,
+    policy_target: Tensor<2>,
+    wdl_target: Tensor<2>,
+) -> LossParts {
+    let logp = masked_log_softmax(policy_logits, legal);
+    let policy = (policy_target * logp.clone()).sum_dim(1).neg().mean();
+    let logq = log_softmax(wdl_logits.clone(), 1);
+    let value = (wdl_target.clone() * logq).sum_dim(1).neg().mean();
+    let total = policy.clone() + value.clone();
+    let logp = logp.detach();
+    let entropy = (logp.clone().exp() * logp).sum_dim(1).neg().mean();
+    let value_accuracy = wdl_accuracy(wdl_logits.detach(), wdl_target.detach());
+    LossParts { total, policy, value, entropy, value_accuracy }
+}
+
+/// Mean entropy `−Σ p·log p` of the masked policy, `[1]`. Shapes: `[B, 600]` logits and mask.
+pub fn policy_entropy(policy_logits: Tensor<2>, legal: Tensor<2, Bool>) -> Tensor<1> {
+    let logp = masked_log_softmax(policy_logits, legal);
+    (logp.clone().exp() * logp).sum_dim(1).neg().mean()
+}
+
+/// Fraction of rows whose WDL argmax matches the target's, `[1]`. Shapes: `[B, 3]` each.
+/// Ties go to the first index (win before draw before loss).
+pub fn wdl_accuracy(wdl_logits: Tensor<2>, wdl_target: Tensor<2>) -> Tensor<1> {
+    let hit = wdl_logits.argmax(1).equal(wdl_target.argmax(1));
+    hit.float().mean()
+}

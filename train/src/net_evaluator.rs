@@ -1,0 +1,216 @@
+//! Batched network inference as an [`Evaluator`], and saving/loading the weights and config.
+//!
+//! # Threads (flex backend)
+//!
+//! burn's flex backend runs on the rayon pool it is *called from*: matmuls use
+//! `rayon::current_num_threads()` threads, but only for large products (roughly batch ≥ 100
+//! at width 128), so a small batch uses about one core whatever the pool. The model and
+//! [`Device`] are `Send + Sync`: for parallel search, give each search thread its own
+//! `NetEvaluator` (clones share the weights) and either call it from inside a 1-thread pool
+//! ([`NetEvaluator::with_threads`]) or from a rayon `par_iter`; plain `std::thread`s that all
+//! fall into the global pool oversubscribe the cores.
+//!
+//! Batch size (`benches/inference.rs`, 2-core VM): the default res-mlp gives ~20k evals/s at
+//! batch 1 and 70–105k/s from batch 64 up; the graph-conv trunk peaks near batch 64
+//! (~7.5k/s on one thread, ~10k/s on two) and slows down at 256–1024 (its `[B*24, width]`
+//! activations leave the cache), so feed it batches of about 64.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use burn::prelude::*;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use burn::tensor::Transaction;
+use morris_env::features::OBS_LEN;
+use morris_env::{ActionMask, NUM_ACTIONS, Rules};
+
+use crate::evaluator::{EvalBatch, Evaluator, Leaf, encode_batch};
+use crate::model::{NUM_WDL, NetConfig, PolicyValueNet};
+
+/// File name of the weights inside a model directory.
+pub const MODEL_FILE: &str = "model.safetensors";
+/// File name of the [`NetConfig`] (JSON) inside a model directory.
+pub const CONFIG_FILE: &str = "config.json";
+
+/// The policy/value network as an [`Evaluator`]: one forward pass per batch of leaves.
+///
+/// Priors are the masked softmax of the policy logits (0 on illegal actions, summing to 1 over
+/// legal ones); values are `P(win) − P(loss)` from the WDL head, for the player to move.
+#[derive(Clone)]
+pub struct NetEvaluator {
+    model: PolicyValueNet,
+    device: Device,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    /// `[B, C*24]` observation buffer, reused between calls.
+    obs: Vec<f32>,
+    /// `[B, 600]` legal mask buffer, reused between calls.
+    mask: Vec<bool>,
+}
+
+impl NetEvaluator {
+    /// Wraps `model` for inference on `device`: autodiff is stripped (`valid()`) and the weights
+    /// are moved to `device` if they live elsewhere.
+    pub fn new(model: PolicyValueNet, device: Device) -> NetEvaluator {
+        let model = model.valid().to_device(&device);
+        NetEvaluator { model, device, pool: None, obs: Vec::new(), mask: Vec::new() }
+    }
+
+    /// Runs every evaluation inside a private rayon pool of `threads` threads (flex uses the
+    /// calling pool for its kernels). Without this, calls use whatever pool they come from.
+    ///
+    /// # Errors
+    /// If the pool cannot be built.
+    pub fn with_threads(mut self, threads: usize) -> Result<NetEvaluator, String> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(|e| format!("cannot build a {threads}-thread pool: {e}"))?;
+        self.pool = Some(Arc::new(pool));
+        Ok(self)
+    }
+
+    /// The inference model.
+    pub fn model(&self) -> &PolicyValueNet {
+        &self.model
+    }
+
+    /// The device inference runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Replaces the weights (for example with the learner's latest), stripping autodiff and
+    /// moving them to this evaluator's device.
+    pub fn set_model(&mut self, model: &PolicyValueNet) {
+        self.model = model.valid().to_device(&self.device);
+    }
+
+    fn run(&mut self, rules: &Rules, leaves: &[Leaf], masks: &[ActionMask], out: &mut EvalBatch) {
+        let b = leaves.len();
+        out.reset(b);
+        if b == 0 {
+            return;
+        }
+        assert_eq!(masks.len(), b, "one mask per leaf");
+        encode_batch(rules, leaves, &mut self.obs);
+        self.mask.clear();
+        self.mask.resize(b * NUM_ACTIONS, false);
+        for (m, row) in masks.iter().zip(self.mask.chunks_exact_mut(NUM_ACTIONS)) {
+            m.write_bool(row);
+        }
+        // TensorData owns its bytes, so the buffers are copied (cheap next to the forward).
+        let obs = Tensor::<2>::from_data(TensorData::new(self.obs.clone(), [b, OBS_LEN]), &self.device);
+        let legal =
+            Tensor::<2, Bool>::from_data(TensorData::new(self.mask.clone(), [b, NUM_ACTIONS]), &self.device);
+        let (priors, wdl) = self.model.predict(obs, legal);
+        let mut data = Transaction::default().register(priors).register(wdl).execute().into_iter();
+        let (Some(priors), Some(wdl)) = (data.next(), data.next()) else {
+            panic!("the transaction returned fewer tensors than registered");
+        };
+        let priors = priors.as_slice::<f32>().expect("priors are f32");
+        let wdl = wdl.as_slice::<f32>().expect("wdl is f32");
+        for (i, mask) in masks.iter().enumerate() {
+            // An empty mask (excluded by the trait's contract) keeps all-zero priors rather
+            // than the uniform-over-everything row the softmax would give.
+            if !mask.is_empty() {
+                out.priors[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS]
+                    .copy_from_slice(&priors[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS]);
+            }
+            let p = [wdl[i * NUM_WDL], wdl[i * NUM_WDL + 1], wdl[i * NUM_WDL + 2]];
+            out.wdl[i] = p;
+            out.values[i] = (p[0] - p[2]).clamp(-1.0, 1.0);
+        }
+    }
+}
+
+impl Evaluator for NetEvaluator {
+    /// Encodes the leaves, runs one forward pass for the whole batch and reads priors and WDL
+    /// back in one transaction.
+    ///
+    /// # Panics
+    /// If `masks.len() != leaves.len()`, or on a device error.
+    fn evaluate(&mut self, rules: &Rules, leaves: &[Leaf], masks: &[ActionMask], out: &mut EvalBatch) {
+        match self.pool.clone() {
+            Some(pool) => pool.install(|| self.run(rules, leaves, masks, out)),
+            None => self.run(rules, leaves, masks, out),
+        }
+    }
+
+    fn name(&self) -> String {
+        let c = self.model.config();
+        format!("net({} {}x{})", c.trunk, c.blocks, c.width)
+    }
+}
+
+/// Saves `model`'s weights to `dir/model.safetensors` and `config` to `dir/config.json`,
+/// creating `dir` if needed and replacing existing files (each written to a scratch file and
+/// renamed, so a crash leaves the old file or the new one).
+///
+/// # Errors
+/// If `config` is not the model's own config, or a file cannot be written (the message names it).
+pub fn save_model(model: &PolicyValueNet, config: &NetConfig, dir: &Path) -> Result<(), String> {
+    if model.config() != config {
+        return Err(format!(
+            "save_model: the config does not match the model's ({:?} vs {:?})",
+            config,
+            model.config()
+        ));
+    }
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create model directory {}: {e}", dir.display()))?;
+    let config_path = dir.join(CONFIG_FILE);
+    let json = serde_json::to_string_pretty(config)
+        .map_err(|e| format!("cannot serialise the net config for {}: {e}", config_path.display()))?;
+    let scratch = dir.join(format!("{CONFIG_FILE}.tmp"));
+    fs::write(&scratch, json + "\n")
+        .and_then(|()| fs::rename(&scratch, &config_path))
+        .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
+    let model_path = dir.join(MODEL_FILE);
+    let mut store = SafetensorsStore::from_file(model_path.clone()).overwrite(true);
+    model.save_into(&mut store).map_err(|e| format!("cannot write {}: {e}", model_path.display()))
+}
+
+/// Loads a model saved by [`save_model`] onto `device` (plain for inference, or
+/// `device.autodiff()` to resume training), with its config.
+///
+/// # Errors
+/// If `dir/config.json` is missing, unreadable, not a valid [`NetConfig`] or fails
+/// [`NetConfig::validate`], or if `dir/model.safetensors` is missing, corrupt, or does not hold
+/// exactly the tensors of that config. The message names the file.
+pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig), String> {
+    let config_path = dir.join(CONFIG_FILE);
+    let text = fs::read_to_string(&config_path)
+        .map_err(|e| format!("cannot read net config {}: {e}", config_path.display()))?;
+    let config: NetConfig = serde_json::from_str(&text)
+        .map_err(|e| format!("corrupt net config {}: {e}", config_path.display()))?;
+    config.validate().map_err(|e| format!("{}: {e}", config_path.display()))?;
+    let model_path: PathBuf = dir.join(MODEL_FILE);
+    if !model_path.is_file() {
+        return Err(format!("cannot read model weights {}: no such file", model_path.display()));
+    }
+    let mut model = config.init(device);
+    // Partial and unvalidated, so that mismatches come back as data and get a short message.
+    let mut store = SafetensorsStore::from_file(model_path.clone()).allow_partial(true).validate(false);
+    let applied = model
+        .load_from(&mut store)
+        .map_err(|e| format!("corrupt model weights {}: {e}", model_path.display()))?;
+    let mut problems = Vec::new();
+    if let Some(first) = applied.errors.first() {
+        problems.push(format!("{} tensors do not fit (first: {first})", applied.errors.len()));
+    }
+    if let Some((first, _)) = applied.missing.first() {
+        problems.push(format!("{} tensors missing (first: {first})", applied.missing.len()));
+    }
+    if let Some(first) = applied.unused.first() {
+        problems.push(format!("{} tensors unexpected (first: {first})", applied.unused.len()));
+    }
+    if !problems.is_empty() {
+        return Err(format!(
+            "model weights {} do not match the network of {}: {}",
+            model_path.display(),
+            config_path.display(),
+            problems.join("; ")
+        ));
+    }
+    Ok((model, config))
+}

@@ -1,0 +1,49 @@
+//! The MCTS agents play whole games through env's `Agent` trait: the rollout baseline and the
+//! AlphaZero agent loaded from a saved model directory.
+
+use morris_env::{Agent, Color, Game, RandomAgent, Rules};
+use morris_train::agents::{az_agent, rollout_mcts};
+use morris_train::device::device_from_name;
+use morris_train::model::NetConfig;
+use morris_train::net_evaluator::save_model;
+
+/// Plays a game; returns the winner, if any.
+fn play(white: &mut dyn Agent, black: &mut dyn Agent) -> Option<Color> {
+    let mut game = Game::new(Rules::standard());
+    white.reset();
+    black.reset();
+    while !game.outcome().is_terminal() {
+        let agent: &mut dyn Agent =
+            if game.current_player() == Color::White { &mut *white } else { &mut *black };
+        let a = agent.choose(&game).expect("a move in an ongoing game");
+        game.apply(a).expect("agents play legal moves");
+    }
+    game.outcome().winner()
+}
+
+#[test]
+fn rollout_mcts_beats_random() {
+    for seed in 0..2 {
+        let mut mcts = rollout_mcts(200, seed);
+        let mut random = RandomAgent::new(seed);
+        assert_eq!(play(&mut mcts, &mut random), Some(Color::White));
+        assert_eq!(play(&mut random, &mut mcts), Some(Color::Black));
+    }
+}
+
+#[test]
+fn az_agent_loads_a_saved_model_and_plays_legal_games() {
+    let dir = std::env::temp_dir().join(format!("morris-az-agent-{}", std::process::id()));
+    let device = device_from_name("flex").unwrap();
+    let config = NetConfig { width: 16, blocks: 1, ..NetConfig::default() };
+    save_model(&config.init(&device), &config, &dir).unwrap();
+    let mut az = az_agent(&dir, 16, 1).unwrap();
+    assert!(az.name().starts_with("az:model="));
+    let mut random = RandomAgent::new(3);
+    play(&mut az, &mut random);
+    // Tree reuse across moves: the tree's game follows the real game.
+    assert!(az.tree().is_some());
+    let missing = az_agent(&dir.join("nope"), 16, 1).err().unwrap();
+    assert!(missing.contains("nope"), "{missing}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
