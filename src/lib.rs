@@ -2,3 +2,32 @@
 //!
 //! The README is included below so that its code examples are compiled and run by `cargo test`.
 #![doc = include_str!("../README.md")]
+
+use morris_env::Rules;
+
+/// Rules presets as a command-line value (`--rules standard|openspiel`), shared by the binaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Preset {
+    /// Flying, 100-ply N-move rule, threefold repetition, no turn cap.
+    Standard,
+    /// OpenSpiel 2.0.2: flying, no repetition or N-move rule, draw after 200 turns.
+    Openspiel,
+}
+
+impl Preset {
+    /// The rules of this preset.
+    pub fn rules(self) -> Rules {
+        match self {
+            Preset::Standard => Rules::standard(),
+            Preset::Openspiel => Rules::openspiel(),
+        }
+    }
+
+    /// The preset's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Standard => "standard",
+            Preset::Openspiel => "openspiel",
+        }
+    }
+}

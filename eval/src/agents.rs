@@ -219,20 +219,8 @@ impl AgentSpec {
         match self {
             AgentSpec::Random => "random".into(),
             AgentSpec::Minimax(c) => {
-                let mut parts = Vec::new();
-                if let Some(d) = c.depth {
-                    parts.push(format!("depth={d}"));
-                }
-                if let Some(t) = c.time {
-                    parts.push(format!("time={}ms", t.as_millis()));
-                }
-                if let Some(n) = c.nodes {
-                    parts.push(format!("nodes={n}"));
-                }
-                if c.tt_bits != 18 {
-                    parts.push(format!("tt={}", c.tt_bits));
-                }
-                format!("minimax:{}", parts.join(","))
+                let tt = if c.tt_bits != 18 { format!(",tt={}", c.tt_bits) } else { String::new() };
+                format!("minimax:{}{tt}", c.limits_text())
             }
             AgentSpec::Mcts { sims } => format!("mcts:sims={sims}"),
             AgentSpec::Az { model, sims } => format!("az:model={},sims={sims}", model.dir.display()),

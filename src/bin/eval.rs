@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use morris_env::Rules;
+use morris::Preset;
 use morris_eval::agents::{AgentSpec, SPEC_FORMS};
 use morris_eval::arena::{GameRecord, MatchConfig, MatchReport, play_match};
 use morris_eval::elo::{EloOptions, EloTable, GameResult, fit};
@@ -20,21 +20,6 @@ use serde::Serialize;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Preset {
-    Standard,
-    Openspiel,
-}
-
-impl Preset {
-    fn rules(self) -> Rules {
-        match self {
-            Preset::Standard => Rules::standard(),
-            Preset::Openspiel => Rules::openspiel(),
-        }
-    }
 }
 
 #[derive(clap::Args, Clone, Copy)]
@@ -391,10 +376,7 @@ impl Ladder {
             })
             .collect();
         Ladder {
-            rules: match args.rules {
-                Preset::Standard => "standard".into(),
-                Preset::Openspiel => "openspiel".into(),
-            },
+            rules: args.rules.name().into(),
             opening_plies: args.opening_plies,
             seed: args.seed,
             players,

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+use morris::Preset;
 use morris_env::{Game, Minimax, MinimaxConfig, Rng, Rules, perft, perft_divide};
 
 #[derive(Parser)]
@@ -11,23 +12,6 @@ use morris_env::{Game, Minimax, MinimaxConfig, Rng, Rules, perft, perft_divide};
 struct Cli {
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Preset {
-    /// Flying, 100-ply N-move rule, threefold repetition, no turn cap.
-    Standard,
-    /// OpenSpiel 2.0.2: flying, no repetition or N-move rule, draw after 200 turns.
-    Openspiel,
-}
-
-impl Preset {
-    fn rules(self) -> Rules {
-        match self {
-            Preset::Standard => Rules::standard(),
-            Preset::Openspiel => Rules::openspiel(),
-        }
-    }
 }
 
 #[derive(Subcommand)]

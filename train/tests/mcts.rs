@@ -173,3 +173,33 @@ fn subtree_reuse_keeps_the_visits_below_the_played_action() {
     assert_eq!(tree.num_nodes(), 1, "without reuse the tree restarts");
     assert!(tree.advance(Action(599), true).is_err());
 }
+
+#[test]
+fn cached_evaluator_returns_the_inner_results_and_counts_hits() {
+    use morris_train::evaluator::CachedEvaluator;
+    let rules = Rules::standard();
+    let mut leaves = Vec::new();
+    let mut masks = Vec::new();
+    let mut game = Game::new(rules);
+    for a in ["d6", "a1", "d5", "a4"] {
+        game.play_notation(a).unwrap();
+        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
+        masks.push(game.legal_actions());
+    }
+    let mut direct = EvalBatch::default();
+    RolloutEvaluator::new(4, 2, 300).evaluate(&rules, &leaves, &masks, &mut direct);
+    let mut cached = CachedEvaluator::new(RolloutEvaluator::new(4, 2, 300), 100);
+    let mut out = EvalBatch::default();
+    cached.evaluate(&rules, &leaves, &masks, &mut out);
+    assert_eq!((cached.hits, cached.misses), (0, 4));
+    // The second call (with the leaves reversed) is answered from the cache, identically.
+    let rev_leaves: Vec<Leaf> = leaves.iter().rev().copied().collect();
+    let rev_masks: Vec<ActionMask> = masks.iter().rev().copied().collect();
+    cached.evaluate(&rules, &rev_leaves, &rev_masks, &mut out);
+    assert_eq!((cached.hits, cached.misses), (4, 4));
+    for i in 0..4 {
+        let j = 3 - i;
+        assert_eq!(out.values[j], direct.values[i]);
+        assert_eq!(out.prior_row(j), direct.prior_row(i));
+    }
+}

@@ -71,6 +71,23 @@ impl MinimaxConfig {
     }
 }
 
+impl MinimaxConfig {
+    /// The limits as `key=value` pairs, e.g. `depth=6,time=100ms` (the agent-spec syntax).
+    pub fn limits_text(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.depth {
+            parts.push(format!("depth={d}"));
+        }
+        if let Some(t) = self.time {
+            parts.push(format!("time={}ms", t.as_millis()));
+        }
+        if let Some(n) = self.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        parts.join(",")
+    }
+}
+
 /// What a search found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SearchResult {
@@ -468,18 +485,7 @@ impl MoveList {
 
 impl Agent for Minimax {
     fn name(&self) -> String {
-        let c = &self.config;
-        let mut parts = Vec::new();
-        if let Some(d) = c.depth {
-            parts.push(format!("depth={d}"));
-        }
-        if let Some(t) = c.time {
-            parts.push(format!("time={}ms", t.as_millis()));
-        }
-        if let Some(n) = c.nodes {
-            parts.push(format!("nodes={n}"));
-        }
-        format!("minimax:{}", parts.join(","))
+        format!("minimax:{}", self.config.limits_text())
     }
 
     fn choose(&mut self, game: &Game) -> Option<Action> {
