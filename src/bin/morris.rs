@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use morris::Preset;
-use morris_env::{Game, Minimax, MinimaxConfig, Rng, Rules, perft, perft_divide};
+use morris_env::{Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
 
 #[derive(Parser)]
 #[command(name = "morris", version, about = "Nine Men's Morris rules tools")]
