@@ -89,14 +89,31 @@ fn bad_input_gives_clear_errors() {
     assert!(text(&o).1.contains("bad.jsonl:1"), "{}", text(&o).1);
 
     // A record path inside a regular file cannot be created.
-    let o =
-        eval(&["match", "random", "random", "--pairs", "1", "--out", bad.join("x.jsonl").to_str().unwrap()]);
+    let o = eval(&[
+        "match",
+        "random",
+        "minimax:depth=1",
+        "--pairs",
+        "1",
+        "--out",
+        bad.join("x.jsonl").to_str().unwrap(),
+    ]);
     assert!(!o.status.success());
     assert!(text(&o).1.contains("cannot"), "{}", text(&o).1);
     assert_eq!(fs::read_to_string(&bad).unwrap(), "{\"white\": 1}\n", "the existing file is untouched");
 
+    let o = eval(&[
+        "match",
+        "minimax:depth=2",
+        "minimax:depth=2",
+        "--out",
+        dir.join("s.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("two different specs"), "{}", text(&o).1);
+
     let zero = dir.join("zero.jsonl");
-    let o = eval(&["match", "random", "random", "--pairs", "0", "--out", zero.to_str().unwrap()]);
+    let o = eval(&["match", "random", "minimax:depth=1", "--pairs", "0", "--out", zero.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(text(&o).1.contains("--pairs must be at least 1"), "{}", text(&o).1);
     assert!(!zero.exists(), "nothing is written when the arguments are rejected");

@@ -61,6 +61,13 @@ impl Game {
         Ok(game)
     }
 
+    /// Reserves room for `additional` more actions in the history, so that playing them (as a
+    /// search does on a cloned game) does not reallocate.
+    pub fn reserve(&mut self, additional: usize) {
+        self.history.reserve(additional);
+        self.actions.reserve(additional);
+    }
+
     /// Returns to the start position, keeping the allocated history.
     pub fn reset(&mut self) {
         self.reset_to(Position::start());

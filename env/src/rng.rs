@@ -54,12 +54,12 @@ impl Rng {
     }
 
     /// A uniform integer in `0..n`, exactly unbiased (Lemire's multiply-and-reject).
-    ///
-    /// # Panics
-    /// In debug builds, if `n == 0`.
+    /// For `n == 0` (an empty range) it returns 0 without drawing.
     #[inline]
     pub fn below(&mut self, n: u32) -> u32 {
-        debug_assert!(n > 0);
+        if n == 0 {
+            return 0;
+        }
         let mut m = (self.next_u64() >> 32) * n as u64;
         if (m as u32) < n {
             let threshold = n.wrapping_neg() % n;

@@ -205,3 +205,18 @@ fn repetition_along_the_game_is_respected_inside_the_search() {
     }
     assert!(Minimax::new(MinimaxConfig::depth(1)).search(&no_rep).score < 0);
 }
+
+#[test]
+fn a_searcher_reused_across_positions_respects_the_n_move_counter() {
+    // One searcher (whose table persists) searches the same board with growing N-move counters;
+    // a table entry stored far from the limit must not decide a search close to it.
+    let rules = Rules { n_move_rule: Some(12), ..Rules::standard() };
+    let board = pos(&["a7", "d6", "f4", "b2"], &["a1", "d1", "g1", "g4", "e3"], [0, 0], Color::White, false);
+    let mut reused = Minimax::new(MinimaxConfig::depth(4));
+    for quiet in [0u16, 4, 8, 9, 10, 11] {
+        let game = Game::from_position(rules, board.with_counters(40, quiet));
+        let fresh = Minimax::new(MinimaxConfig::depth(4)).search(&game);
+        let again = reused.search(&game);
+        assert_eq!(again.score, fresh.score, "N-move counter {quiet}");
+    }
+}

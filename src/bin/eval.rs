@@ -105,6 +105,12 @@ fn run(command: Command) -> Result<(), String> {
     match command {
         Command::Match { a, b, args, out } => {
             let (a, b) = (parse_spec(&a)?, parse_spec(&b)?);
+            if a.name() == b.name() {
+                return Err(format!(
+                    "both agents are '{}': a match needs two different specs (records name players by spec)",
+                    a.name()
+                ));
+            }
             args.validate()?;
             let pool = thread_pool(args.threads)?;
             let sink = RecordSink::open(&out)?;

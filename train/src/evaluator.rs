@@ -181,6 +181,10 @@ type CachedResult = (Vec<(u16, f32)>, f32, [f32; 3]);
 /// Wraps an evaluator with a cache of results keyed by the position hash and the counters the
 /// network sees. Priors are stored sparsely (legal actions only). The cache is cleared when it
 /// reaches its capacity.
+///
+/// Limits: the key is a 64-bit hash and a hit is not verified against the board (a collision,
+/// about one in 2^64 per pair of positions, would return another position's evaluation); and
+/// one cache serves one rule set, since the key does not include the rules.
 pub struct CachedEvaluator<E> {
     inner: E,
     capacity: usize,

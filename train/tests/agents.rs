@@ -9,6 +9,11 @@ use morris_train::net_evaluator::save_model;
 
 /// Plays a game; returns the winner, if any.
 fn play(white: &mut dyn Agent, black: &mut dyn Agent) -> Option<Color> {
+    play_game(white, black).outcome().winner()
+}
+
+/// Plays a game to the end and returns it.
+fn play_game(white: &mut dyn Agent, black: &mut dyn Agent) -> Game {
     let mut game = Game::new(Rules::standard());
     white.reset();
     black.reset();
@@ -18,7 +23,7 @@ fn play(white: &mut dyn Agent, black: &mut dyn Agent) -> Option<Color> {
         let a = agent.choose(&game).expect("a move in an ongoing game");
         game.apply(a).expect("agents play legal moves");
     }
-    game.outcome().winner()
+    game
 }
 
 #[test]
@@ -40,9 +45,12 @@ fn az_agent_loads_a_saved_model_and_plays_legal_games() {
     let mut az = az_agent(&dir, 16, 1).unwrap();
     assert!(az.name().starts_with("az:model="));
     let mut random = RandomAgent::new(3);
-    play(&mut az, &mut random);
-    // Tree reuse across moves: the tree's game follows the real game.
-    assert!(az.tree().is_some());
+    let game = play_game(&mut az, &mut random);
+    // Tree reuse across moves: the tree followed the real game, and kept a subtree.
+    let tree = az.tree().expect("a tree after searching");
+    let seen = tree.game().actions();
+    assert!(seen.len() > 10 && game.actions().starts_with(seen), "the tree's game is a prefix of the game");
+    assert!(tree.num_nodes() > 1);
     let missing = az_agent(&dir.join("nope"), 16, 1).err().unwrap();
     assert!(missing.contains("nope"), "{missing}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -279,7 +279,10 @@ impl Minimax {
         let e = self.tt[idx];
         if e.key == pos.hash() && e.bound != 0 {
             tt_move = Some(Action(e.best));
-            if e.depth as i32 >= depth {
+            // The key leaves out the draw counters, so a stored score is only trusted when no
+            // counter-based draw can happen within the remaining depth (each turn adds at most
+            // one quiet ply and one turn).
+            if e.depth as i32 >= depth && !counters_near_limit(&pos, game.rules(), depth) {
                 let s = score_from_tt(e.score, ply);
                 let cut = match e.bound {
                     EXACT => true,
@@ -430,6 +433,14 @@ fn twos_through(pieces: BitBoard, empty: BitBoard, p: Point) -> i32 {
         .iter()
         .map(|&m| ((pieces & m).count() == 2 && (empty & m).count() == 1) as i32)
         .sum()
+}
+
+/// Whether the N-move rule or the turn cap could end the game within `depth` more turns, in
+/// which case the node's value depends on its counters, which the table key leaves out.
+fn counters_near_limit(pos: &Position, rules: &crate::rules::Rules, depth: i32) -> bool {
+    let depth = depth.max(0) as u32;
+    rules.n_move_rule.is_some_and(|n| pos.quiet_plies() as u32 + depth >= n)
+        || rules.turn_cap.is_some_and(|cap| pos.turns() as u32 + depth >= cap)
 }
 
 /// Win scores are stored relative to the node (plies to the win from there), and converted

@@ -1,6 +1,11 @@
 //! Gumbel AlphaZero at the root (Danihelka, Guez, Schrittwieser and Silver, "Policy improvement
 //! by planning with Gumbel", ICLR 2022): Gumbel-top-k candidates, sequential halving over them,
 //! and the completed-Q improved policy `softmax(logits + σ(completed Q))` as the target.
+//!
+//! Two choices differ from mctx: values, which are already bounded in `[-1, 1]`, are mapped to
+//! `[0, 1]` by `(q + 1) / 2` rather than by min-max rescaling over the tree, so `σ` has the same
+//! scale in every position; and `max N` in `σ` counts the root visits of the current search, so
+//! that a reused subtree does not inflate the first phase of sequential halving.
 
 use morris_env::Action;
 

@@ -97,6 +97,8 @@ impl Tree {
             halving: Vec::new(),
             completed_q: Vec::new(),
         };
+        // Selection plays up to a path's length of actions on this clone.
+        t.game.reserve(256);
         t.reset_root();
         t
     }
@@ -111,6 +113,7 @@ impl Tree {
     /// Starts over from `game` (dropping the tree).
     pub fn reset(&mut self, game: &Game) {
         self.game.clone_from(game);
+        self.game.reserve(256);
         self.reset_root();
     }
 
