@@ -3,7 +3,21 @@
 //! The README is included below so that its code examples are compiled and run by `cargo test`.
 #![doc = include_str!("../README.md")]
 
+use std::process::ExitCode;
+
 use morris_env::Rules;
+
+/// Maps a command's result to the process exit code, printing the error to stderr. Every binary's
+/// `main` ends with this, so errors look the same everywhere and never panic.
+pub fn exit_code(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Rules presets as a command-line value (`--rules standard|openspiel`), shared by the binaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -91,14 +91,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("error: {msg}");
-            ExitCode::FAILURE
-        }
-    }
+    morris::exit_code(run(Cli::parse().command))
 }
 
 fn run(command: Command) -> Result<(), String> {

@@ -73,14 +73,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("error: {msg}");
-            ExitCode::FAILURE
-        }
-    }
+    morris::exit_code(run(Cli::parse().command))
 }
 
 fn start(rules: Preset, moves: &str) -> Result<Game, String> {
