@@ -43,6 +43,17 @@ fn match_appends_records_and_rate_fits_them() {
     assert_eq!(fs::read_to_string(&out).unwrap().lines().count(), 8);
     assert!(fs::read_to_string(&out).unwrap().starts_with(&lines[0]));
 
+    // A self-game and a game under other rules are reported, and the self-game is skipped.
+    let mut extra: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    extra["black"] = extra["white"].clone();
+    extra["rules"] = "openspiel".into();
+    let mixed = dir.join("mixed.jsonl");
+    fs::write(&mixed, format!("{}\n{}\n", fs::read_to_string(&out).unwrap().trim_end(), extra)).unwrap();
+    let o = eval(&["rate", mixed.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("against itself") && stderr.contains("mix rule sets"), "{stderr}");
+
     let csv = dir.join("r.csv");
     let json = dir.join("r.json");
     let o = eval(&[

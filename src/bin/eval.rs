@@ -311,8 +311,22 @@ fn rate(records: &[GameRecord], anchor: &str) -> Result<EloTable, String> {
             names.join(", ")
         ));
     };
+    let rule_sets: std::collections::BTreeSet<&str> = records.iter().map(|r| r.rules.as_str()).collect();
+    if rule_sets.len() > 1 {
+        let list: Vec<&str> = rule_sets.into_iter().collect();
+        eprintln!(
+            "warning: the records mix rule sets ({}); ratings under different rules are not comparable",
+            list.join(", ")
+        );
+    }
+    // A game of a player against itself says nothing about its rating.
+    let self_games = records.iter().filter(|r| r.white == r.black).count();
+    if self_games > 0 {
+        eprintln!("warning: skipped {self_games} game(s) of a player against itself");
+    }
     let results: Vec<GameResult> = records
         .iter()
+        .filter(|r| r.white != r.black)
         .filter_map(|r| {
             Some(GameResult { white: index[&r.white], black: index[&r.black], score: r.white_score()? })
         })
