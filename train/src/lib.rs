@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod device;
 pub mod evaluator;
+pub mod logging;
 pub mod mcts;
 pub mod model;
 pub mod net_evaluator;
