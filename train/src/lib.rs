@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 pub mod agents;
+pub mod config;
 pub mod device;
 pub mod evaluator;
 pub mod logging;
