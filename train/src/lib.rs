@@ -10,3 +10,4 @@ pub mod logging;
 pub mod mcts;
 pub mod model;
 pub mod net_evaluator;
+pub mod shard;

@@ -1,0 +1,237 @@
+//! Compact game shards: training positions stored as the position itself plus a sparse policy
+//! and the outcome (not float observations), in a small versioned binary file written atomically.
+//!
+//! # Format, version 1 (all integers little-endian)
+//!
+//! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count. Each record:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 4 + 4 | White's and Black's points (24-bit sets) |
+//! | 1 + 1 | White's and Black's pieces in hand |
+//! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target) |
+//! | 1 | occurrences of the position (repetitions) |
+//! | 2 + 2 | turns played, N-move counter |
+//! | 1 | outcome for the player to move: 1 win, 0 draw, −1 loss (`i8`) |
+//! | 2 | number `k` of policy entries |
+//! | 6·k | `k` × (`u16` action, `f32` probability) |
+
+use std::fs;
+use std::path::Path;
+
+use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position};
+
+const MAGIC: &[u8; 8] = b"MORSHARD";
+/// Version of the shard format.
+pub const SHARD_VERSION: u32 = 1;
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// The position (with its counters).
+    pub position: Position,
+    /// Occurrences of the position in its game, counting it.
+    pub repetitions: u8,
+    /// Sparse policy target over legal actions.
+    pub policy: Vec<(Action, f32)>,
+    /// Final result for the player to move: 1 win, 0 draw, −1 loss.
+    pub outcome: i8,
+    /// Whether the move got a full search (so `policy` is a training target); cheap searches
+    /// from playout-cap randomization still give a value target.
+    pub full_search: bool,
+}
+
+fn encode(s: &Sample, out: &mut Vec<u8>) {
+    let p = &s.position;
+    out.extend_from_slice(&p.pieces(Color::White).0.to_le_bytes());
+    out.extend_from_slice(&p.pieces(Color::Black).0.to_le_bytes());
+    out.push(p.in_hand(Color::White));
+    out.push(p.in_hand(Color::Black));
+    let flags = (p.current_player() == Color::Black) as u8
+        | (p.is_removal_pending() as u8) << 1
+        | (s.full_search as u8) << 2;
+    out.push(flags);
+    out.push(s.repetitions);
+    out.extend_from_slice(&p.turns().to_le_bytes());
+    out.extend_from_slice(&p.quiet_plies().to_le_bytes());
+    out.push(s.outcome as u8);
+    out.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
+    for &(a, prob) in &s.policy {
+        out.extend_from_slice(&a.0.to_le_bytes());
+        out.extend_from_slice(&prob.to_le_bytes());
+    }
+}
+
+/// Writes `samples` to `path` through a temporary sibling and a rename, so a reader (or a crash)
+/// never sees half a shard.
+///
+/// # Errors
+/// If the file cannot be written or renamed (the message names it), or a sample has more than
+/// 600 policy entries.
+pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), String> {
+    let mut bytes = Vec::with_capacity(16 + samples.len() * 64);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&SHARD_VERSION.to_le_bytes());
+    let count = u32::try_from(samples.len()).map_err(|_| "too many samples for one shard".to_string())?;
+    bytes.extend_from_slice(&count.to_le_bytes());
+    for s in samples {
+        if s.policy.len() > NUM_ACTIONS {
+            return Err(format!("a sample has {} policy entries (at most {NUM_ACTIONS})", s.policy.len()));
+        }
+        encode(s, &mut bytes);
+    }
+    let tmp = path.with_extension("tmp-write");
+    fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    fs::rename(&tmp, path).map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), path.display()))
+}
+
+/// A little-endian reader over a byte slice that reports where it ran out.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let out: [u8; N] = self.bytes.get(self.at..self.at + N)?.try_into().ok()?;
+        self.at += N;
+        Some(out)
+    }
+}
+
+/// Reads a shard written by [`write_shard`], validating every record.
+///
+/// # Errors
+/// If the file is missing, not a shard, of another version, truncated, or holds an impossible
+/// position or action; the message names the file and the record.
+pub fn read_shard(path: &Path) -> Result<Vec<Sample>, String> {
+    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = path.display();
+    let mut c = Cursor { bytes: &bytes, at: 0 };
+    if c.take::<8>().as_ref() != Some(MAGIC) {
+        return Err(format!("{file}: not a game shard (bad magic)"));
+    }
+    let version = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
+    if version != SHARD_VERSION {
+        return Err(format!("{file}: shard version {version}, this build reads version {SHARD_VERSION}"));
+    }
+    let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
+    let mut samples = Vec::with_capacity(count.min(1 << 20) as usize);
+    for i in 0..count {
+        let bad = |what: &str| format!("{file}: record {i}: {what}");
+        // The fixed part of a record: 19 bytes, laid out as in the module docs.
+        let head: [u8; 19] = c.take().ok_or_else(|| bad("truncated"))?;
+        let u32_at = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
+        let u16_at = |k: usize| u16::from_le_bytes([head[k], head[k + 1]]);
+        let (w, b) = (u32_at(0), u32_at(4));
+        let [hand_w, hand_b, flags, repetitions] = [head[8], head[9], head[10], head[11]];
+        let (turns, quiet, outcome, k) = (u16_at(12), u16_at(14), head[16] as i8, u16_at(17));
+        let side = if flags & 1 != 0 { Color::Black } else { Color::White };
+        if (w | b) >> 24 != 0 {
+            return Err(bad("points outside the board"));
+        }
+        let position = Position::from_parts(BitBoard(w), BitBoard(b), [hand_w, hand_b], side, flags & 2 != 0)
+            .map_err(|e| bad(&e.to_string()))?
+            .with_counters(turns, quiet);
+        if !(-1..=1).contains(&outcome) {
+            return Err(bad("outcome outside -1..=1"));
+        }
+        let k = k as usize;
+        if k > NUM_ACTIONS {
+            return Err(bad("too many policy entries"));
+        }
+        let mut policy = Vec::with_capacity(k);
+        for _ in 0..k {
+            let e: [u8; 6] = c.take().ok_or_else(|| bad("truncated policy"))?;
+            let (a, p) =
+                (Action(u16::from_le_bytes([e[0], e[1]])), f32::from_le_bytes([e[2], e[3], e[4], e[5]]));
+            if !a.is_in_range() || !p.is_finite() || !(0.0..=1.0).contains(&p) {
+                return Err(bad("bad policy entry"));
+            }
+            policy.push((a, p));
+        }
+        samples.push(Sample { position, repetitions, policy, outcome, full_search: flags & 4 != 0 });
+    }
+    if c.at != bytes.len() {
+        return Err(format!("{file}: {} bytes after the last record", bytes.len() - c.at));
+    }
+    Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morris_env::{Game, Rng, Rules};
+
+    fn samples() -> Vec<Sample> {
+        let mut rng = Rng::seed_from_u64(5);
+        let mut game = Game::new(Rules::standard());
+        let mut out = Vec::new();
+        while !game.outcome().is_terminal() {
+            let mask = game.legal_actions();
+            let n = mask.count() as f32;
+            out.push(Sample {
+                position: *game.position(),
+                repetitions: game.repetitions() as u8,
+                policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
+                outcome: (out.len() % 3) as i8 - 1,
+                full_search: out.len() % 4 == 0,
+            });
+            let Some(a) = mask.sample(&mut rng) else { break };
+            game.apply_unchecked(a);
+        }
+        out
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("morris-shard-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn shards_round_trip_exactly() {
+        let dir = scratch("round");
+        let path = dir.join("00000.shard");
+        let s = samples();
+        assert!(s.len() > 20);
+        write_shard(&path, &s).unwrap();
+        assert_eq!(read_shard(&path).unwrap(), s);
+        assert!(!path.with_extension("tmp-write").exists());
+        // Far smaller than float observations (15 × 24 × 4 bytes per position).
+        let size = fs::metadata(&path).unwrap().len() as usize;
+        assert!(size < s.len() * 15 * 24 * 4 / 2, "{size} bytes");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn bad_shards_are_rejected_with_the_file_and_record() {
+        let dir = scratch("bad");
+        let path = dir.join("x.shard");
+        write_shard(&path, &samples()).unwrap();
+        let good = fs::read(&path).unwrap();
+
+        fs::write(&path, b"NOTSHARD").unwrap();
+        assert!(read_shard(&path).unwrap_err().contains("bad magic"));
+
+        fs::write(&path, &good[..good.len() - 3]).unwrap();
+        let e = read_shard(&path).unwrap_err();
+        assert!(e.contains("x.shard") && e.contains("truncated"), "{e}");
+
+        // Both players on point 0 in the first record.
+        let mut overlap = good.clone();
+        overlap[16] |= 1;
+        overlap[20] |= 1;
+        let e = read_shard(&path.with_file_name("y.shard")).unwrap_err();
+        assert!(e.contains("y.shard"), "{e}");
+        fs::write(&path, &overlap).unwrap();
+        assert!(read_shard(&path).unwrap_err().contains("record 0"));
+
+        let mut version = good.clone();
+        version[8] = 9;
+        fs::write(&path, &version).unwrap();
+        assert!(read_shard(&path).unwrap_err().contains("version 9"));
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
