@@ -10,4 +10,5 @@ pub mod logging;
 pub mod mcts;
 pub mod model;
 pub mod net_evaluator;
+pub mod replay;
 pub mod shard;

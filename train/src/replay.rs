@@ -1,0 +1,280 @@
+//! The replay window: the most recent training positions, a cap on how often each can be drawn
+//! (KataGo's reuse limit), and batches augmented with a random one of the 16 board symmetries.
+
+use std::collections::VecDeque;
+
+use morris_env::features::{OBS_LEN, encode};
+use morris_env::{NUM_ACTIONS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
+
+use crate::shard::Sample;
+
+/// A training batch, struct-of-arrays.
+///
+/// # Shapes
+/// * `obs`: `[B, C*24]` observations (after the symmetry);
+/// * `legal`: `[B, 600]` legal-action mask;
+/// * `policy`: `[B, 600]` policy target (0 on illegal actions; all 0 where `policy_weight` is 0);
+/// * `wdl`: `[B, 3]` one-hot win/draw/loss target for the player to move;
+/// * `policy_weight`: `[B]`, 1 for positions with a full search, 0 for cheap ones.
+#[derive(Clone, Debug, Default)]
+pub struct TrainBatch {
+    /// `[B, C*24]`
+    pub obs: Vec<f32>,
+    /// `[B, 600]`
+    pub legal: Vec<bool>,
+    /// `[B, 600]`
+    pub policy: Vec<f32>,
+    /// `[B, 3]`
+    pub wdl: Vec<f32>,
+    /// `[B]`
+    pub policy_weight: Vec<f32>,
+}
+
+impl TrainBatch {
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.policy_weight.len()
+    }
+
+    /// Whether the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.policy_weight.is_empty()
+    }
+}
+
+/// The replay window.
+pub struct Replay {
+    window: usize,
+    max_reuse: f32,
+    samples: VecDeque<Sample>,
+    added: u64,
+    drawn: u64,
+    rng: Rng,
+}
+
+impl Replay {
+    /// A window of at most `window` positions, each drawn at most about `max_reuse` times on
+    /// average (draws are capped at `max_reuse` × positions added), sampled with `seed`.
+    pub fn new(window: usize, max_reuse: f32, seed: u64) -> Replay {
+        Replay {
+            window: window.max(1),
+            max_reuse: max_reuse.max(0.0),
+            samples: VecDeque::new(),
+            added: 0,
+            drawn: 0,
+            rng: Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Adds positions, dropping the oldest beyond the window.
+    pub fn extend<I: IntoIterator<Item = Sample>>(&mut self, samples: I) {
+        for s in samples {
+            if self.samples.len() == self.window {
+                self.samples.pop_front();
+            }
+            self.samples.push_back(s);
+            self.added += 1;
+        }
+    }
+
+    /// Positions in the window.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Positions added since the start (including those that left the window).
+    pub fn added(&self) -> u64 {
+        self.added
+    }
+
+    /// Samples drawn so far.
+    pub fn drawn(&self) -> u64 {
+        self.drawn
+    }
+
+    /// Whether a batch of `batch` samples may be drawn without exceeding the reuse cap.
+    pub fn can_draw(&self, batch: usize) -> bool {
+        !self.samples.is_empty()
+            && self.drawn + batch as u64 <= (self.added as f64 * self.max_reuse as f64) as u64
+    }
+
+    /// Restores the counters (for resuming a run).
+    pub fn set_counters(&mut self, added: u64, drawn: u64) {
+        self.added = added;
+        self.drawn = drawn;
+    }
+
+    /// Draws `batch` samples uniformly from the window (with replacement), each transformed by a
+    /// random board symmetry, into `out` (reusing its buffers). Returns `false`, drawing nothing,
+    /// if the reuse cap does not allow it.
+    pub fn draw(&mut self, batch: usize, rules: &Rules, out: &mut TrainBatch) -> bool {
+        if !self.can_draw(batch) {
+            return false;
+        }
+        out.obs.clear();
+        out.obs.resize(batch * OBS_LEN, 0.0);
+        out.legal.clear();
+        out.legal.resize(batch * NUM_ACTIONS, false);
+        out.policy.clear();
+        out.policy.resize(batch * NUM_ACTIONS, 0.0);
+        out.wdl.clear();
+        out.wdl.resize(batch * 3, 0.0);
+        out.policy_weight.clear();
+        for i in 0..batch {
+            let s = &self.samples[self.rng.below(self.samples.len() as u32) as usize];
+            let sym = Symmetry::try_index(self.rng.below(NUM_SYMMETRIES as u32) as usize)
+                .unwrap_or(Symmetry::IDENTITY);
+            let weight = write_sample(
+                s,
+                sym,
+                rules,
+                &mut out.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
+                &mut out.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+                &mut out.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+                &mut out.wdl[i * 3..i * 3 + 3],
+            );
+            out.policy_weight.push(weight);
+        }
+        self.drawn += batch as u64;
+        true
+    }
+}
+
+/// Writes one sample, transformed by `sym`, into its rows of a batch (rows must be zeroed):
+/// observation `[C*24]`, legal mask `[600]`, policy `[600]` and WDL `[3]`. Returns the policy
+/// weight (1 after a full search, 0 after a cheap one, whose policy is left at zero).
+pub fn write_sample(
+    s: &Sample,
+    sym: Symmetry,
+    rules: &Rules,
+    obs: &mut [f32],
+    legal: &mut [bool],
+    policy: &mut [f32],
+    wdl: &mut [f32],
+) -> f32 {
+    let position = sym.position(&s.position);
+    encode(&position, rules, s.repetitions as u32, obs);
+    position.legal_actions(rules).write_bool(legal);
+    if s.full_search {
+        for &(a, p) in &s.policy {
+            policy[sym.action(a).index()] = p;
+        }
+    }
+    let k = match s.outcome {
+        1 => 0,
+        0 => 1,
+        _ => 2,
+    };
+    wdl[k] = 1.0;
+    if s.full_search { 1.0 } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morris_env::Game;
+
+    fn game_samples(seed: u64) -> Vec<Sample> {
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut game = Game::new(Rules::standard());
+        let mut out = Vec::new();
+        while !game.outcome().is_terminal() {
+            let mask = game.legal_actions();
+            let n = mask.count() as f32;
+            out.push(Sample {
+                position: *game.position(),
+                repetitions: game.repetitions() as u8,
+                policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
+                outcome: [1, 0, -1][out.len() % 3],
+                full_search: out.len() % 2 == 0,
+            });
+            let Some(a) = mask.sample(&mut rng) else { break };
+            game.apply_unchecked(a);
+        }
+        out
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_positions() {
+        let mut r = Replay::new(10, 4.0, 1);
+        let s = game_samples(1);
+        r.extend(s.iter().cloned());
+        assert_eq!(r.len(), 10);
+        assert_eq!(r.added(), s.len() as u64);
+        assert_eq!(r.samples.back().map(|x| x.position), s.last().map(|x| x.position));
+    }
+
+    #[test]
+    fn reuse_is_capped() {
+        let mut r = Replay::new(1000, 2.0, 1);
+        r.extend(game_samples(2).into_iter().take(50));
+        let mut b = TrainBatch::default();
+        let rules = Rules::standard();
+        assert!(r.draw(64, &rules, &mut b));
+        assert!(!r.draw(64, &rules, &mut b), "100 draws allowed for 50 positions at reuse 2");
+        assert_eq!(r.drawn(), 64);
+        assert!(r.draw(36, &rules, &mut b));
+    }
+
+    #[test]
+    fn every_symmetry_maps_observation_mask_and_policy_together() {
+        let rules = Rules::standard();
+        for s in game_samples(4).iter().step_by(7).filter(|s| s.full_search) {
+            let (mut obs0, mut legal0, mut pol0, mut wdl0) =
+                (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600], vec![0.0; 3]);
+            write_sample(s, Symmetry::IDENTITY, &rules, &mut obs0, &mut legal0, &mut pol0, &mut wdl0);
+            for sym in Symmetry::all() {
+                let (mut obs, mut legal, mut pol, mut wdl) =
+                    (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600], vec![0.0; 3]);
+                write_sample(s, sym, &rules, &mut obs, &mut legal, &mut pol, &mut wdl);
+                let mut mapped_obs = vec![0.0; OBS_LEN];
+                sym.observation(&obs0, &mut mapped_obs);
+                assert_eq!(obs, mapped_obs, "{sym:?}");
+                let mut mapped_pol = vec![0.0; 600];
+                sym.policy(&pol0, &mut mapped_pol);
+                assert_eq!(pol, mapped_pol, "{sym:?}");
+                for (a, &was_legal) in legal0.iter().enumerate() {
+                    let action = morris_env::Action(a as u16);
+                    assert_eq!(legal[sym.action(action).index()], was_legal, "{sym:?}");
+                }
+                assert_eq!(wdl, wdl0);
+            }
+        }
+    }
+
+    #[test]
+    fn batches_are_consistent_under_the_symmetries() {
+        let rules = Rules::standard();
+        let mut r = Replay::new(10_000, 100.0, 3);
+        r.extend(game_samples(3));
+        let mut b = TrainBatch::default();
+        assert!(r.draw(256, &rules, &mut b));
+        assert_eq!(
+            (b.obs.len(), b.legal.len(), b.policy.len(), b.wdl.len(), b.len()),
+            (256 * OBS_LEN, 256 * 600, 256 * 600, 256 * 3, 256)
+        );
+        let mut saw_full = false;
+        for i in 0..256 {
+            let legal = &b.legal[i * 600..(i + 1) * 600];
+            let policy = &b.policy[i * 600..(i + 1) * 600];
+            assert!(policy.iter().zip(legal).all(|(&p, &l)| p == 0.0 || l), "policy only on legal actions");
+            let mass: f32 = policy.iter().sum();
+            if b.policy_weight[i] == 1.0 {
+                saw_full = true;
+                assert!((mass - 1.0).abs() < 1e-4);
+            } else {
+                assert_eq!(mass, 0.0);
+            }
+            assert_eq!(b.wdl[i * 3..i * 3 + 3].iter().sum::<f32>(), 1.0);
+            // The own-pieces plane and the mask describe the same (transformed) position.
+            let own = &b.obs[i * OBS_LEN..i * OBS_LEN + 24];
+            assert!(own.iter().all(|&x| x == 0.0 || x == 1.0));
+        }
+        assert!(saw_full);
+    }
+}
