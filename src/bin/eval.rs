@@ -1,7 +1,7 @@
 //! `eval`: the arena and the Elo ladder. `eval match A B`, `eval rate GAMES.jsonl…`, `eval ladder`.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,6 +13,7 @@ use morris::Preset;
 use morris_eval::agents::{AgentSpec, SPEC_FORMS};
 use morris_eval::arena::{GameRecord, MatchConfig, MatchReport, play_match};
 use morris_eval::elo::{EloOptions, EloTable, GameResult, fit};
+use morris_train::files::{open_append, write_atomic};
 use serde::Serialize;
 
 #[derive(Parser)]
@@ -205,14 +206,7 @@ struct RecordSink {
 
 impl RecordSink {
     fn open(path: &Path) -> Result<RecordSink, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))?;
+        let file = open_append(path)?;
         Ok(RecordSink { path: path.to_path_buf(), file: Mutex::new(file), error: Mutex::new(None) })
     }
 
@@ -332,16 +326,6 @@ fn rate(records: &[GameRecord], anchor: &str) -> Result<EloTable, String> {
         })
         .collect();
     fit(&names, &results, &EloOptions { anchor, ..EloOptions::default() }).map_err(|e| e.to_string())
-}
-
-/// Writes a file through a temporary sibling and a rename, so a crash never leaves half a file.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let tmp = path.with_extension("tmp-write");
-    fs::write(&tmp, bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    fs::rename(&tmp, path).map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), path.display()))
 }
 
 /// The calibrated ladder file: later issues rate checkpoints against it.

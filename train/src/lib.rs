@@ -6,6 +6,7 @@ pub mod agents;
 pub mod config;
 pub mod device;
 pub mod evaluator;
+pub mod files;
 pub mod logging;
 pub mod mcts;
 pub mod model;

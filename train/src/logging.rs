@@ -207,15 +207,7 @@ impl MetricsLog {
     /// # Errors
     /// If it cannot be opened (the message names the path).
     pub fn open(path: &Path) -> Result<MetricsLog, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        Ok(MetricsLog { path: path.to_path_buf(), file })
+        Ok(MetricsLog { path: path.to_path_buf(), file: crate::files::open_append(path)? })
     }
 
     /// Appends one line with the step, the wall time and the scalars.

@@ -161,10 +161,7 @@ pub fn save_model(model: &PolicyValueNet, config: &NetConfig, dir: &Path) -> Res
     let config_path = dir.join(CONFIG_FILE);
     let json = serde_json::to_string_pretty(config)
         .map_err(|e| format!("cannot serialise the net config for {}: {e}", config_path.display()))?;
-    let scratch = dir.join(format!("{CONFIG_FILE}.tmp"));
-    fs::write(&scratch, json + "\n")
-        .and_then(|()| fs::rename(&scratch, &config_path))
-        .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
+    crate::files::write_atomic(&config_path, (json + "\n").as_bytes())?;
     let model_path = dir.join(MODEL_FILE);
     let mut store = SafetensorsStore::from_file(model_path.clone()).overwrite(true);
     model.save_into(&mut store).map_err(|e| format!("cannot write {}: {e}", model_path.display()))

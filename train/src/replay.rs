@@ -177,27 +177,8 @@ pub fn write_sample(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use morris_env::Game;
 
-    fn game_samples(seed: u64) -> Vec<Sample> {
-        let mut rng = Rng::seed_from_u64(seed);
-        let mut game = Game::new(Rules::standard());
-        let mut out = Vec::new();
-        while !game.outcome().is_terminal() {
-            let mask = game.legal_actions();
-            let n = mask.count() as f32;
-            out.push(Sample {
-                position: *game.position(),
-                repetitions: game.repetitions() as u8,
-                policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
-                outcome: [1, 0, -1][out.len() % 3],
-                full_search: out.len() % 2 == 0,
-            });
-            let Some(a) = mask.sample(&mut rng) else { break };
-            game.apply_unchecked(a);
-        }
-        out
-    }
+    use crate::shard::tests::random_game_samples as game_samples;
 
     #[test]
     fn the_window_keeps_the_newest_positions() {

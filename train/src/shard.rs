@@ -80,9 +80,7 @@ pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), String> {
         }
         encode(s, &mut bytes);
     }
-    let tmp = path.with_extension("tmp-write");
-    fs::write(&tmp, &bytes).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    fs::rename(&tmp, path).map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), path.display()))
+    crate::files::write_atomic(path, &bytes)
 }
 
 /// A little-endian reader over a byte slice that reports where it ran out.
@@ -159,12 +157,18 @@ pub fn read_shard(path: &Path) -> Result<Vec<Sample>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use morris_env::{Game, Rng, Rules};
 
     fn samples() -> Vec<Sample> {
-        let mut rng = Rng::seed_from_u64(5);
+        random_game_samples(5)
+    }
+
+    /// The positions of one seeded random game under the standard rules, with uniform policies,
+    /// cycling outcomes and every fourth move marked as a full search (also used by the replay tests).
+    pub(crate) fn random_game_samples(seed: u64) -> Vec<Sample> {
+        let mut rng = Rng::seed_from_u64(seed);
         let mut game = Game::new(Rules::standard());
         let mut out = Vec::new();
         while !game.outcome().is_terminal() {
