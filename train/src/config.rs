@@ -72,6 +72,8 @@ pub struct SelfPlayConfig {
     pub final_temperature: f32,
     /// Uniformly random plies at the start of each game.
     pub opening_plies: u32,
+    /// Positions per game shard written to `RUN/games/`.
+    pub shard_positions: usize,
 }
 
 impl Default for SelfPlayConfig {
@@ -85,6 +87,7 @@ impl Default for SelfPlayConfig {
             temperature_moves: 16,
             final_temperature: 0.0,
             opening_plies: 0,
+            shard_positions: 2048,
         }
     }
 }
@@ -97,11 +100,13 @@ pub struct ReplayConfig {
     pub window: usize,
     /// Most training samples drawn per new position (KataGo's cap on reuse).
     pub max_reuse: f32,
+    /// Positions collected before the first optimizer step.
+    pub min_positions: usize,
 }
 
 impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
-        ReplayConfig { window: 100_000, max_reuse: 4.0 }
+        ReplayConfig { window: 100_000, max_reuse: 4.0, min_positions: 2_000 }
     }
 }
 
@@ -129,6 +134,8 @@ pub struct OptimizerConfig {
     pub weight_decay: f32,
     /// Samples per step.
     pub batch_size: usize,
+    /// Clip the global gradient norm to this (0: no clipping).
+    pub grad_clip_norm: f32,
 }
 
 impl Default for OptimizerConfig {
@@ -139,6 +146,7 @@ impl Default for OptimizerConfig {
             warmup_steps: 100,
             weight_decay: 1e-4,
             batch_size: 256,
+            grad_clip_norm: 0.0,
         }
     }
 }
@@ -157,6 +165,10 @@ pub struct ScheduleConfig {
     pub keep_last: usize,
     /// Optimizer steps between evaluations (0: none).
     pub eval_every: u64,
+    /// Optimizer steps between model versions published to `RUN/models/` for self-play.
+    pub publish_every: u64,
+    /// Optimizer steps between logged training scalars (averaged over the interval).
+    pub log_every: u64,
 }
 
 impl Default for ScheduleConfig {
@@ -167,6 +179,8 @@ impl Default for ScheduleConfig {
             checkpoint_every: 100,
             keep_last: 3,
             eval_every: 250,
+            publish_every: 50,
+            log_every: 10,
         }
     }
 }
@@ -279,6 +293,10 @@ impl TrainConfig {
             o.weight_decay.is_finite() && o.weight_decay >= 0.0,
             format!("optimizer.weight_decay must be >= 0, got {}", o.weight_decay),
         )?;
+        check(
+            o.grad_clip_norm.is_finite() && o.grad_clip_norm >= 0.0,
+            format!("optimizer.grad_clip_norm must be >= 0, got {}", o.grad_clip_norm),
+        )?;
         check(o.batch_size >= 1, "optimizer.batch_size must be at least 1".into())?;
         let sc = &self.schedule;
         check(
@@ -291,6 +309,19 @@ impl TrainConfig {
         }
         check(sc.checkpoint_every >= 1, "schedule.checkpoint_every must be at least 1".into())?;
         check(sc.keep_last >= 1, "schedule.keep_last must be at least 1".into())?;
+        check(sc.publish_every >= 1, "schedule.publish_every must be at least 1".into())?;
+        check(sc.log_every >= 1, "schedule.log_every must be at least 1".into())?;
+        check(s.shard_positions >= 1, "selfplay.shard_positions must be at least 1".into())?;
+        check(
+            self.replay.min_positions <= self.replay.window,
+            format!(
+                "replay.min_positions ({}) must not exceed replay.window ({})",
+                self.replay.min_positions, self.replay.window
+            ),
+        )?;
+        for o in &self.eval.opponents {
+            crate::evaluate::Opponent::parse(o)?;
+        }
         check(self.eval.pairs >= 1, "eval.pairs must be at least 1".into())?;
         check(self.eval.simulations >= 1, "eval.simulations must be at least 1".into())?;
         Ok(())
@@ -358,6 +389,8 @@ mod tests {
             ("", vec!["optimizer.learning_rate=5".to_string()], "optimizer.learning_rate"),
             ("", vec!["selfplay.parallel_games=0".to_string()], "selfplay.parallel_games"),
             ("", vec!["rules.preset=chess".to_string()], "rules.preset"),
+            ("", vec!["eval.opponents=[\"minimax:depth=0\"]".to_string()], "eval.opponents"),
+            ("", vec!["schedule.log_every=0".to_string()], "schedule.log_every"),
             ("", vec!["mcts.num_simulations=0".to_string()], "mcts.num_simulations"),
             ("", vec!["learning_rate=0.1".to_string()], "section.key"),
             ("", vec!["optimizer.learning_rate".to_string()], "section.key=value"),

@@ -3,13 +3,18 @@
 #![deny(missing_docs)]
 
 pub mod agents;
+pub mod checkpoint;
 pub mod config;
 pub mod device;
+pub mod evaluate;
 pub mod evaluator;
 pub mod files;
+pub mod learner;
 pub mod logging;
 pub mod mcts;
 pub mod model;
 pub mod net_evaluator;
 pub mod replay;
+pub mod run;
+pub mod selfplay;
 pub mod shard;

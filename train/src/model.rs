@@ -44,7 +44,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use burn::module::Param;
+use burn::module::{ModuleMapper, Param, ParamId};
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::Transaction;
@@ -216,6 +216,21 @@ impl PolicyValueNet {
     /// The configuration the network was built from.
     pub fn config(&self) -> &NetConfig {
         &self.config
+    }
+
+    /// Renumbers the parameters `1, 2, 3, …` in visiting order. Fresh and loaded networks get
+    /// random ids, but optimizer state is keyed by id: training starts from a renumbered network,
+    /// and a resumed one is renumbered the same way, so saved AdamW moments find their parameters.
+    pub fn with_stable_ids(self) -> PolicyValueNet {
+        struct Renumber(u64);
+        impl ModuleMapper for Renumber {
+            fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+                self.0 += 1;
+                let (_, value, mapper) = param.consume();
+                Param::from_mapped_value(ParamId::from(self.0), value, mapper)
+            }
+        }
+        self.map(&mut Renumber(0))
     }
 
     /// Raw outputs for a batch.

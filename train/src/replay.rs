@@ -103,6 +103,16 @@ impl Replay {
             && self.drawn + batch as u64 <= (self.added as f64 * self.max_reuse as f64) as u64
     }
 
+    /// The sampling generator's state (saved with a checkpoint).
+    pub fn rng(&self) -> &Rng {
+        &self.rng
+    }
+
+    /// Restores the sampling generator (for resuming a run).
+    pub fn set_rng(&mut self, rng: Rng) {
+        self.rng = rng;
+    }
+
     /// Restores the counters (for resuming a run).
     pub fn set_counters(&mut self, added: u64, drawn: u64) {
         self.added = added;

@@ -1,9 +1,10 @@
 //! Compact game shards: training positions stored as the position itself plus a sparse policy
 //! and the outcome (not float observations), in a small versioned binary file written atomically.
 //!
-//! # Format, version 1 (all integers little-endian)
+//! # Format, version 2 (all integers little-endian)
 //!
-//! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count. Each record:
+//! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count, `u32` number of games the
+//! records come from. Each record:
 //!
 //! | bytes | field |
 //! |---|---|
@@ -23,7 +24,7 @@ use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position};
 
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
-pub const SHARD_VERSION: u32 = 1;
+pub const SHARD_VERSION: u32 = 2;
 
 /// One training position.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,18 +63,28 @@ fn encode(s: &Sample, out: &mut Vec<u8>) {
     }
 }
 
-/// Writes `samples` to `path` through a temporary sibling and a rename, so a reader (or a crash)
-/// never sees half a shard.
+/// The contents of one shard.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shard {
+    /// The positions.
+    pub samples: Vec<Sample>,
+    /// How many complete games they come from.
+    pub games: u32,
+}
+
+/// Writes `samples` (from `games` complete games) to `path` through a temporary sibling and a
+/// rename, so a reader (or a crash) never sees half a shard.
 ///
 /// # Errors
 /// If the file cannot be written or renamed (the message names it), or a sample has more than
 /// 600 policy entries.
-pub fn write_shard(path: &Path, samples: &[Sample]) -> Result<(), String> {
-    let mut bytes = Vec::with_capacity(16 + samples.len() * 64);
+pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<(), String> {
+    let mut bytes = Vec::with_capacity(20 + samples.len() * 64);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&SHARD_VERSION.to_le_bytes());
     let count = u32::try_from(samples.len()).map_err(|_| "too many samples for one shard".to_string())?;
     bytes.extend_from_slice(&count.to_le_bytes());
+    bytes.extend_from_slice(&games.to_le_bytes());
     for s in samples {
         if s.policy.len() > NUM_ACTIONS {
             return Err(format!("a sample has {} policy entries (at most {NUM_ACTIONS})", s.policy.len()));
@@ -102,7 +113,7 @@ impl Cursor<'_> {
 /// # Errors
 /// If the file is missing, not a shard, of another version, truncated, or holds an impossible
 /// position or action; the message names the file and the record.
-pub fn read_shard(path: &Path) -> Result<Vec<Sample>, String> {
+pub fn read_shard(path: &Path) -> Result<Shard, String> {
     let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let file = path.display();
     let mut c = Cursor { bytes: &bytes, at: 0 };
@@ -114,6 +125,7 @@ pub fn read_shard(path: &Path) -> Result<Vec<Sample>, String> {
         return Err(format!("{file}: shard version {version}, this build reads version {SHARD_VERSION}"));
     }
     let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
+    let games = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
     let mut samples = Vec::with_capacity(count.min(1 << 20) as usize);
     for i in 0..count {
         let bad = |what: &str| format!("{file}: record {i}: {what}");
@@ -153,7 +165,7 @@ pub fn read_shard(path: &Path) -> Result<Vec<Sample>, String> {
     if c.at != bytes.len() {
         return Err(format!("{file}: {} bytes after the last record", bytes.len() - c.at));
     }
-    Ok(samples)
+    Ok(Shard { samples, games })
 }
 
 #[cfg(test)]
@@ -200,8 +212,8 @@ pub(crate) mod tests {
         let path = dir.join("00000.shard");
         let s = samples();
         assert!(s.len() > 20);
-        write_shard(&path, &s).unwrap();
-        assert_eq!(read_shard(&path).unwrap(), s);
+        write_shard(&path, &s, 1).unwrap();
+        assert_eq!(read_shard(&path).unwrap(), Shard { samples: s.clone(), games: 1 });
         assert!(!path.with_extension("tmp-write").exists());
         // Far smaller than float observations (15 × 24 × 4 bytes per position).
         let size = fs::metadata(&path).unwrap().len() as usize;
@@ -213,7 +225,7 @@ pub(crate) mod tests {
     fn bad_shards_are_rejected_with_the_file_and_record() {
         let dir = scratch("bad");
         let path = dir.join("x.shard");
-        write_shard(&path, &samples()).unwrap();
+        write_shard(&path, &samples(), 1).unwrap();
         let good = fs::read(&path).unwrap();
 
         fs::write(&path, b"NOTSHARD").unwrap();
@@ -225,8 +237,8 @@ pub(crate) mod tests {
 
         // Both players on point 0 in the first record.
         let mut overlap = good.clone();
-        overlap[16] |= 1;
         overlap[20] |= 1;
+        overlap[24] |= 1;
         let e = read_shard(&path.with_file_name("y.shard")).unwrap_err();
         assert!(e.contains("y.shard"), "{e}");
         fs::write(&path, &overlap).unwrap();

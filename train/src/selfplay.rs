@@ -1,0 +1,300 @@
+//! Self-play: `VecEnv` games advanced together by batched MCTS, one network call per wave for
+//! all games, finished games restarted at once, and finished games turned into training samples.
+
+use morris_env::{
+    Action, AutoReset, Color, DrawReason, Outcome, Rng, Rules, VecEnv, VecEnvConfig, WinReason,
+};
+
+use crate::config::SelfPlayConfig;
+use crate::evaluator::Evaluator;
+use crate::mcts::{Mcts, MctsConfig, Tree};
+use crate::shard::Sample;
+
+/// A position waiting for its game's result.
+struct Pending {
+    position: morris_env::Position,
+    repetitions: u8,
+    policy: Vec<(Action, f32)>,
+    full_search: bool,
+}
+
+/// Results of the games finished since the counters were last taken.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GameStats {
+    /// Games finished.
+    pub games: u64,
+    /// Plies played in those games (their lengths summed).
+    pub plies: u64,
+    /// Wins of White, draws, wins of Black.
+    pub white_wins: u64,
+    /// Draws.
+    pub draws: u64,
+    /// Wins of Black.
+    pub black_wins: u64,
+    /// Wins by reducing the opponent to two pieces.
+    pub win_too_few_pieces: u64,
+    /// Wins by leaving the opponent without a legal move.
+    pub win_blocked: u64,
+    /// Draws by threefold repetition.
+    pub draw_repetition: u64,
+    /// Draws by the N-move rule.
+    pub draw_n_move: u64,
+    /// Draws by the turn cap.
+    pub draw_turn_cap: u64,
+}
+
+impl GameStats {
+    fn record(&mut self, outcome: Outcome, plies: usize) {
+        self.games += 1;
+        self.plies += plies as u64;
+        match outcome {
+            Outcome::Win { winner, reason } => {
+                if winner == Color::White {
+                    self.white_wins += 1;
+                } else {
+                    self.black_wins += 1;
+                }
+                match reason {
+                    WinReason::TooFewPieces => self.win_too_few_pieces += 1,
+                    WinReason::Blocked | WinReason::IllegalAction => self.win_blocked += 1,
+                }
+            }
+            Outcome::Draw(reason) => {
+                self.draws += 1;
+                match reason {
+                    DrawReason::ThreefoldRepetition => self.draw_repetition += 1,
+                    DrawReason::NMoveRule => self.draw_n_move += 1,
+                    DrawReason::TurnCap => self.draw_turn_cap += 1,
+                }
+            }
+            Outcome::Ongoing => {}
+        }
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn merge(&mut self, other: GameStats) {
+        self.games += other.games;
+        self.plies += other.plies;
+        self.white_wins += other.white_wins;
+        self.draws += other.draws;
+        self.black_wins += other.black_wins;
+        self.win_too_few_pieces += other.win_too_few_pieces;
+        self.win_blocked += other.win_blocked;
+        self.draw_repetition += other.draw_repetition;
+        self.draw_n_move += other.draw_n_move;
+        self.draw_turn_cap += other.draw_turn_cap;
+    }
+
+    /// The scalars to log: mean game length and the fractions of each result and reason.
+    pub fn scalars(&self) -> Vec<(&'static str, f32)> {
+        if self.games == 0 {
+            return Vec::new();
+        }
+        let g = self.games as f32;
+        vec![
+            ("selfplay/game_length", self.plies as f32 / g),
+            ("selfplay/white_win", self.white_wins as f32 / g),
+            ("selfplay/draw", self.draws as f32 / g),
+            ("selfplay/black_win", self.black_wins as f32 / g),
+            ("selfplay/reason_too_few_pieces", self.win_too_few_pieces as f32 / g),
+            ("selfplay/reason_blocked", self.win_blocked as f32 / g),
+            ("selfplay/reason_repetition", self.draw_repetition as f32 / g),
+            ("selfplay/reason_n_move", self.draw_n_move as f32 / g),
+            ("selfplay/reason_turn_cap", self.draw_turn_cap as f32 / g),
+        ]
+    }
+}
+
+/// Many self-play games advanced in lock step.
+pub struct SelfPlay {
+    config: SelfPlayConfig,
+    env: VecEnv,
+    trees: Vec<Tree>,
+    full: Mcts,
+    cheap: Mcts,
+    pending: Vec<Vec<Pending>>,
+    actions: Vec<Action>,
+    rng: Rng,
+    /// Finished games' samples not yet taken.
+    ready: Vec<Sample>,
+    /// Results since the last [`SelfPlay::take_stats`].
+    stats: GameStats,
+    /// Positions (moves searched) since the start.
+    pub positions: u64,
+    /// Games finished since the start.
+    pub games: u64,
+}
+
+impl SelfPlay {
+    /// `config.parallel_games` games under `rules`. `mcts` is the search of a full move (its
+    /// `num_simulations` is replaced by `config.simulations`); cheap moves use
+    /// `config.cheap_simulations` without root noise.
+    ///
+    /// # Errors
+    /// If `parallel_games` is 0.
+    pub fn new(
+        config: &SelfPlayConfig,
+        mcts: &MctsConfig,
+        rules: Rules,
+        seed: u64,
+    ) -> Result<SelfPlay, String> {
+        let mut env_config = VecEnvConfig::new(config.parallel_games, rules);
+        env_config.seed = seed;
+        env_config.auto_reset = AutoReset::SameStep;
+        env_config.opening_plies = config.opening_plies;
+        let env = VecEnv::new(env_config).map_err(|e| e.to_string())?;
+        let mut rng = Rng::seed_from_u64(seed ^ 0x5e1f_91a7);
+        let trees = (0..env.num_envs()).map(|i| Tree::new(env.game(i), rng.next_u64() ^ i as u64)).collect();
+        let full_config = MctsConfig { num_simulations: config.simulations, ..mcts.clone() };
+        let cheap_config = MctsConfig {
+            num_simulations: config.cheap_simulations,
+            root_noise: false,
+            gumbel_noise: false,
+            ..mcts.clone()
+        };
+        let n = env.num_envs();
+        Ok(SelfPlay {
+            config: config.clone(),
+            env,
+            trees,
+            full: Mcts::new(full_config),
+            cheap: Mcts::new(cheap_config),
+            pending: (0..n).map(|_| Vec::with_capacity(256)).collect(),
+            actions: vec![Action(0); n],
+            rng,
+            ready: Vec::new(),
+            stats: GameStats::default(),
+            positions: 0,
+            games: 0,
+        })
+    }
+
+    /// Plays one move in every game: one search over all games (full or cheap, drawn for the
+    /// whole batch with probability `full_search_fraction`), records the positions, steps the
+    /// env, and turns finished games into samples (see [`SelfPlay::take_samples`]).
+    ///
+    /// # Errors
+    /// If the env rejects a searched action (a bug).
+    pub fn step<E: Evaluator + ?Sized>(&mut self, evaluator: &mut E) -> Result<(), String> {
+        let full = self.rng.next_f64() < self.config.full_search_fraction as f64;
+        let mcts = if full { &mut self.full } else { &mut self.cheap };
+        mcts.search(&mut self.trees, evaluator);
+        for (i, tree) in self.trees.iter_mut().enumerate() {
+            let game = tree.game();
+            let policy = if full { tree.policy_target(&mcts.config) } else { Vec::new() };
+            self.pending[i].push(Pending {
+                position: *game.position(),
+                repetitions: game.repetitions().min(255) as u8,
+                policy,
+                full_search: full,
+            });
+            let t = if (game.position().turns() as u32) < self.config.temperature_moves {
+                self.config.temperature
+            } else {
+                self.config.final_temperature
+            };
+            self.actions[i] = tree
+                .choose_action(&mcts.config, t)
+                .ok_or_else(|| format!("self-play: game {i} has no legal action but is not over"))?;
+        }
+        self.positions += self.trees.len() as u64;
+        self.env.step(&self.actions).map_err(|e| e.to_string())?;
+        if let Some((i, e)) = self.env.errors().next() {
+            return Err(format!("self-play: the env rejected the searched action in game {i}: {e}"));
+        }
+        let reuse = self.full.config.reuse_tree;
+        let (terminated, truncated) = (self.env.terminated(), self.env.truncated());
+        for (i, tree) in self.trees.iter_mut().enumerate() {
+            if terminated[i] || truncated[i] {
+                let outcome = self.env.final_outcome(i);
+                let plies = tree.game().actions().len() + 1;
+                self.stats.record(outcome, plies);
+                self.games += 1;
+                for p in self.pending[i].drain(..) {
+                    self.ready.push(Sample {
+                        position: p.position,
+                        repetitions: p.repetitions,
+                        policy: p.policy,
+                        outcome: outcome.reward(p.position.current_player()) as i8,
+                        full_search: p.full_search,
+                    });
+                }
+                tree.reset(self.env.game(i));
+            } else {
+                tree.advance(self.actions[i], reuse).map_err(|e| format!("self-play tree, game {i}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Samples of the games finished so far (and not yet taken).
+    pub fn take_samples(&mut self) -> Vec<Sample> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// Samples waiting to be taken.
+    pub fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// Game results since the last call.
+    pub fn take_stats(&mut self) -> GameStats {
+        std::mem::take(&mut self.stats)
+    }
+
+    /// Network evaluations made so far (leaves of both searches).
+    pub fn evaluations(&self) -> u64 {
+        self.full.leaves_evaluated + self.cheap.leaves_evaluated
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluator::UniformEvaluator;
+
+    #[test]
+    fn games_finish_and_every_sample_replays() {
+        let rules = Rules::standard();
+        let config = SelfPlayConfig {
+            parallel_games: 8,
+            simulations: 8,
+            cheap_simulations: 2,
+            full_search_fraction: 0.5,
+            opening_plies: 2,
+            ..SelfPlayConfig::default()
+        };
+        let mut sp = SelfPlay::new(&config, &MctsConfig::default(), rules, 3).unwrap();
+        let mut eval = UniformEvaluator;
+        while sp.games < 10 {
+            sp.step(&mut eval).unwrap();
+        }
+        let stats = sp.take_stats();
+        assert_eq!(stats.games, sp.games);
+        assert_eq!(stats.white_wins + stats.draws + stats.black_wins, stats.games);
+        let samples = sp.take_samples();
+        assert!(samples.len() as u64 <= sp.positions);
+        let (mut full, mut cheap) = (0, 0);
+        for s in &samples {
+            let legal = s.position.legal_actions(&rules);
+            assert!(!legal.is_empty(), "a sample is a position with a move to choose");
+            if s.full_search {
+                full += 1;
+                let total: f32 = s.policy.iter().map(|p| p.1).sum();
+                assert!((total - 1.0).abs() < 1e-4, "policy sums to {total}");
+                assert!(s.policy.iter().all(|(a, _)| legal.has(*a)));
+            } else {
+                cheap += 1;
+                assert!(s.policy.is_empty());
+            }
+            assert!((-1..=1).contains(&s.outcome));
+        }
+        assert!(full > 0 && cheap > 0, "{full} full, {cheap} cheap");
+        // One sample per searched ply: every ply but the random opening.
+        assert_eq!(samples.len() as u64, stats.plies - 2 * stats.games);
+        // In a decisive game, the winner's and the loser's samples have opposite signs.
+        let decisive = stats.white_wins + stats.black_wins;
+        assert_eq!(decisive > 0, samples.iter().any(|s| s.outcome == 1));
+        assert_eq!(decisive > 0, samples.iter().any(|s| s.outcome == -1));
+    }
+}
