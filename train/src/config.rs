@@ -155,7 +155,7 @@ impl Default for OptimizerConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ScheduleConfig {
-    /// Stop after this many optimizer steps (if set).
+    /// Stop after this many optimizer steps (unset or 0: no step limit).
     pub total_steps: Option<u64>,
     /// Stop after this many minutes of wall time (if set).
     pub wall_time_minutes: Option<f64>,
@@ -182,6 +182,13 @@ impl Default for ScheduleConfig {
             publish_every: 50,
             log_every: 10,
         }
+    }
+}
+
+impl ScheduleConfig {
+    /// The step limit, if there is one (`total_steps` set and not 0).
+    pub fn step_limit(&self) -> Option<u64> {
+        self.total_steps.filter(|&n| n > 0)
     }
 }
 
@@ -300,10 +307,9 @@ impl TrainConfig {
         check(o.batch_size >= 1, "optimizer.batch_size must be at least 1".into())?;
         let sc = &self.schedule;
         check(
-            sc.total_steps.is_some() || sc.wall_time_minutes.is_some(),
-            "schedule: set total_steps or wall_time_minutes (or both)".into(),
+            sc.step_limit().is_some() || sc.wall_time_minutes.is_some(),
+            "schedule: set total_steps (at least 1) or wall_time_minutes, or both".into(),
         )?;
-        check(sc.total_steps != Some(0), "schedule.total_steps must be at least 1".into())?;
         if let Some(m) = sc.wall_time_minutes {
             check(m.is_finite() && m > 0.0, format!("schedule.wall_time_minutes must be positive, got {m}"))?;
         }
@@ -394,7 +400,7 @@ mod tests {
             ("", vec!["mcts.num_simulations=0".to_string()], "mcts.num_simulations"),
             ("", vec!["learning_rate=0.1".to_string()], "section.key"),
             ("", vec!["optimizer.learning_rate".to_string()], "section.key=value"),
-            ("[schedule]\ntotal_steps = 0\n", vec![], "schedule.total_steps"),
+            ("[schedule]\ntotal_steps = 0\n", vec![], "schedule: set total_steps"),
             ("not toml [", vec![], "config"),
         ] {
             let e = TrainConfig::from_toml(text, &overrides).unwrap_err();

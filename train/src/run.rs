@@ -318,6 +318,7 @@ struct Trainer {
     interval_positions: u64,
     interval_evals: u64,
     interval_samples: u64,
+    rates: Option<[f64; 3]>,
     game_stats: GameStats,
     best_elo: Option<f64>,
 }
@@ -330,7 +331,7 @@ impl Trainer {
     /// Fraction of the run's budget used (steps or wall time, whichever is further along).
     fn progress(&self) -> f64 {
         let s = &self.config.schedule;
-        let by_steps = s.total_steps.map_or(0.0, |t| self.learner.step as f64 / t as f64);
+        let by_steps = s.step_limit().map_or(0.0, |t| self.learner.step as f64 / t as f64);
         let by_time = s.wall_time_minutes.map_or(0.0, |m| self.wall() / (60.0 * m));
         by_steps.max(by_time)
     }
@@ -564,7 +565,19 @@ impl Trainer {
     fn log_interval(&mut self, lr: f64) -> Result<(), String> {
         let a = std::mem::take(&mut self.avg);
         let n = a.n.max(1) as f64;
+        // Self-play and learning alternate in bursts, so rates are taken over windows of at
+        // least 20 seconds (until the first window closes, over what there is).
         let secs = self.interval_start.elapsed().as_secs_f64().max(1e-9);
+        let current = [
+            self.interval_positions as f64 / secs,
+            self.interval_evals as f64 / secs,
+            self.interval_samples as f64 / secs,
+        ];
+        let window_closed = secs >= 20.0;
+        if window_closed {
+            self.rates = Some(current);
+        }
+        let [positions_per_s, evals_per_s, samples_per_s] = self.rates.unwrap_or(current);
         let wall = self.wall().max(1e-9);
         let elapsed = self.start.elapsed().as_secs_f64().max(1e-9);
         let mut values: Vec<(String, f32)> = vec![
@@ -574,9 +587,9 @@ impl Trainer {
             ("loss/policy_entropy".into(), (a.entropy / n) as f32),
             ("loss/value_accuracy".into(), (a.accuracy / n) as f32),
             ("opt/learning_rate".into(), lr as f32),
-            ("perf/positions_per_s".into(), (self.interval_positions as f64 / secs) as f32),
-            ("perf/nn_evals_per_s".into(), (self.interval_evals as f64 / secs) as f32),
-            ("perf/train_samples_per_s".into(), (self.interval_samples as f64 / secs) as f32),
+            ("perf/positions_per_s".into(), positions_per_s as f32),
+            ("perf/nn_evals_per_s".into(), evals_per_s as f32),
+            ("perf/train_samples_per_s".into(), samples_per_s as f32),
             ("perf/selfplay_time_fraction".into(), (self.selfplay_s / elapsed) as f32),
             ("perf/learn_time_fraction".into(), (self.learn_s / elapsed) as f32),
             ("perf/eval_time_fraction".into(), (self.eval_s / elapsed) as f32),
@@ -596,17 +609,19 @@ impl Trainer {
         self.log(&values)?;
         let msg = format!(
             "| {:.0} pos/s | loss {:.3} (policy {:.3}, value {:.3}) | {}",
-            self.interval_positions as f64 / secs,
+            positions_per_s,
             a.total / n,
             a.policy / n,
             a.value / n,
             if self.last_eval.is_empty() { "no eval yet".to_string() } else { self.last_eval.clone() }
         );
         self.display.update(self.learner.step, &msg);
-        self.interval_start = Instant::now();
-        self.interval_positions = 0;
-        self.interval_evals = 0;
-        self.interval_samples = 0;
+        if window_closed {
+            self.interval_start = Instant::now();
+            self.interval_positions = 0;
+            self.interval_evals = 0;
+            self.interval_samples = 0;
+        }
         Ok(())
     }
 }
@@ -752,7 +767,7 @@ fn new_trainer(
     let rules = config.game_rules()?;
     let tb = EventWriter::create(&dir.tb())?;
     let metrics = MetricsLog::open(&dir.metrics())?;
-    let display = Display::new(config.schedule.total_steps, learner.step, options.quiet);
+    let display = Display::new(config.schedule.step_limit(), learner.step, options.quiet);
     Ok(Trainer {
         rules,
         dir,
@@ -779,6 +794,7 @@ fn new_trainer(
         interval_positions: 0,
         interval_evals: 0,
         interval_samples: 0,
+        rates: None,
         game_stats: GameStats::default(),
         best_elo: None,
         learner,

@@ -293,6 +293,27 @@ fn net_evaluator_gives_legal_normalised_priors() {
         let mut again = EvalBatch::default();
         pooled.evaluate(&Rules::standard(), &leaves, &masks, &mut again);
         assert_eq!(again.priors, out.priors);
+        // The host-side softmax over legal actions equals the network's masked `predict`.
+        let mut obs = Vec::new();
+        morris_train::evaluator::encode_batch(&Rules::standard(), &leaves, &mut obs);
+        let mut legal = vec![false; leaves.len() * 600];
+        for (m, row) in masks.iter().zip(legal.chunks_exact_mut(600)) {
+            m.write_bool(row);
+        }
+        let (priors, wdl) = eval.model().predict(
+            Tensor::<2>::from_data(TensorData::new(obs, [leaves.len(), OBS_LEN]), &device),
+            Tensor::<2, Bool>::from_data(TensorData::new(legal, [leaves.len(), 600]), &device),
+        );
+        let priors: Vec<f32> = priors.into_data().try_into_vec().unwrap();
+        let wdl: Vec<f32> = wdl.into_data().try_into_vec().unwrap();
+        for (a, b) in priors.iter().zip(&out.priors) {
+            assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+        }
+        for (i, w) in out.wdl.iter().enumerate() {
+            for k in 0..3 {
+                assert!((w[k] - wdl[i * 3 + k]).abs() < 1e-5);
+            }
+        }
         // Empty batches are fine.
         eval.evaluate(&Rules::standard(), &[], &[], &mut out);
         assert!(out.priors.is_empty() && out.values.is_empty());

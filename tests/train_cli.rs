@@ -1,0 +1,298 @@
+//! End-to-end tests of the `train` binary on `configs/tiny.toml`: a whole run (checkpoints,
+//! TensorBoard events read back by an independent reader, metrics), resuming, a SIGKILL mid-run,
+//! and bad input.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn train(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_train")).args(args).output().expect("run train")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+fn tiny() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml").display().to_string()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("morris-train-cli-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn checkpoint_steps(run: &Path) -> Vec<u64> {
+    let mut steps: Vec<u64> = fs::read_dir(run.join("checkpoints"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("step-")?.parse().ok())
+        .collect();
+    steps.sort();
+    steps
+}
+
+/// The lines of `metrics.jsonl` as `(step, tag → value)`.
+fn metrics(run: &Path) -> Vec<(u64, HashMap<String, f64>)> {
+    fs::read_to_string(run.join("metrics.jsonl"))
+        .expect("metrics.jsonl")
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            let step = v["step"].as_u64().expect("step");
+            let map =
+                v.as_object().unwrap().iter().filter_map(|(k, x)| Some((k.clone(), x.as_f64()?))).collect();
+            (step, map)
+        })
+        .collect()
+}
+
+// ---- An independent TensorBoard event-file reader: record framing, masked CRC32C, and just
+// ---- enough protobuf to get (step, tag, simple_value) out of Event → Summary → Value.
+
+fn masked_crc(bytes: &[u8]) -> u32 {
+    let c = crc32c::crc32c(bytes);
+    (c.rotate_right(15)).wrapping_add(0xa282_ead8)
+}
+
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = b[*at];
+        *at += 1;
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            break;
+        }
+    }
+    v
+}
+
+/// Calls `f(field, wire_type, payload)` for each field of a protobuf message; varints come as
+/// their 8 little-endian bytes.
+fn fields(msg: &[u8], mut f: impl FnMut(u64, u64, &[u8])) {
+    let mut at = 0;
+    while at < msg.len() {
+        let key = varint(msg, &mut at);
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => {
+                let v = varint(msg, &mut at);
+                f(field, wire, &v.to_le_bytes());
+            }
+            1 => {
+                f(field, wire, &msg[at..at + 8]);
+                at += 8;
+            }
+            2 => {
+                let n = varint(msg, &mut at) as usize;
+                f(field, wire, &msg[at..at + n]);
+                at += n;
+            }
+            5 => {
+                f(field, wire, &msg[at..at + 4]);
+                at += 4;
+            }
+            w => panic!("unexpected wire type {w}"),
+        }
+    }
+}
+
+/// Every scalar in an event file as `(step, tag, value)`, checking both CRCs of every record.
+fn read_scalars(path: &Path) -> Vec<(i64, String, f32)> {
+    let bytes = fs::read(path).expect("event file");
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len_bytes = &bytes[at..at + 8];
+        let len = u64::from_le_bytes(len_bytes.try_into().unwrap()) as usize;
+        let len_crc = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap());
+        assert_eq!(len_crc, masked_crc(len_bytes), "length CRC at byte {at}");
+        let data = &bytes[at + 12..at + 12 + len];
+        let data_crc = u32::from_le_bytes(bytes[at + 12 + len..at + 16 + len].try_into().unwrap());
+        assert_eq!(data_crc, masked_crc(data), "data CRC at byte {at}");
+        at += 16 + len;
+        let mut step = 0i64;
+        let mut summary: Option<Vec<u8>> = None;
+        fields(data, |field, _, payload| match field {
+            2 => step = i64::from_le_bytes(payload.try_into().unwrap()),
+            5 => summary = Some(payload.to_vec()),
+            _ => {}
+        });
+        let Some(summary) = summary else { continue };
+        fields(&summary, |field, _, value| {
+            if field != 1 {
+                return;
+            }
+            let (mut tag, mut simple) = (String::new(), None);
+            fields(value, |f, _, p| match f {
+                1 => tag = String::from_utf8(p.to_vec()).unwrap(),
+                2 => simple = Some(f32::from_le_bytes(p.try_into().unwrap())),
+                _ => {}
+            });
+            if let Some(v) = simple {
+                out.push((step, tag, v));
+            }
+        });
+    }
+    assert_eq!(at, bytes.len(), "no partial record at the end");
+    out
+}
+
+#[test]
+fn tiny_run_writes_checkpoints_events_and_metrics_then_resumes() {
+    let dir = scratch("tiny");
+    let run = dir.join("run");
+    let o = train(&["--config", &tiny(), "--run-dir", run.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("finished at step 120"), "{stdout}");
+
+    // Checkpoints: the last two plus the best-rated, each complete.
+    let steps = checkpoint_steps(&run);
+    assert!(steps.contains(&120) && steps.len() <= 3, "{steps:?}");
+    for file in ["model.safetensors", "config.json", "optimizer.bpk", "train.toml", "meta.json"] {
+        assert!(run.join("checkpoints/step-120").join(file).is_file(), "{file}");
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(run.join("checkpoints/step-120/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["step"], 120);
+    assert!(meta["positions"].as_u64().unwrap() > 0 && meta["games"].as_u64().unwrap() > 0);
+    assert!(run.join("checkpoints/best.json").is_file());
+    assert!(fs::read_dir(run.join("games")).unwrap().count() > 0);
+
+    // TensorBoard: every record's CRCs check out, and the scalars equal metrics.jsonl's.
+    let tb: Vec<PathBuf> = fs::read_dir(run.join("tb")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(tb.len(), 1);
+    let scalars = read_scalars(&tb[0]);
+    let m = metrics(&run);
+    for tag in [
+        "loss/policy",
+        "loss/value",
+        "loss/total",
+        "loss/policy_entropy",
+        "loss/value_accuracy",
+        "opt/learning_rate",
+        "opt/grad_norm",
+        "perf/positions_per_s",
+        "perf/nn_evals_per_s",
+        "perf/train_samples_per_s",
+        "selfplay/game_length",
+        "eval/elo",
+        "eval/score_vs_random",
+    ] {
+        let in_tb: Vec<(i64, f32)> = scalars.iter().filter(|s| s.1 == tag).map(|s| (s.0, s.2)).collect();
+        let in_jsonl: Vec<(i64, f32)> =
+            m.iter().filter_map(|(step, map)| map.get(tag).map(|v| (*step as i64, *v as f32))).collect();
+        assert!(!in_tb.is_empty(), "{tag} logged");
+        assert_eq!(in_tb, in_jsonl, "{tag}");
+    }
+
+    // The policy loss falls over the run (first two logged intervals against the last two).
+    let policy: Vec<f64> = m.iter().filter_map(|(_, map)| map.get("loss/policy").copied()).collect();
+    assert!(policy.len() >= 6, "{policy:?}");
+    let early = (policy[0] + policy[1]) / 2.0;
+    let late = (policy[policy.len() - 1] + policy[policy.len() - 2]) / 2.0;
+    assert!(late < early, "policy loss {early} -> {late}: {policy:?}");
+
+    // Starting again into the same directory is refused: nothing on disk is overwritten.
+    let o = train(&["--config", &tiny(), "--run-dir", run.to_str().unwrap()]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success() && stderr.contains("--resume"), "{stderr}");
+
+    // --resume continues from step 120 with the saved optimizer, replay counters and schedule.
+    let o = train(&["--resume", run.to_str().unwrap(), "--set", "schedule.total_steps=160"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("resumed from") && stderr.contains("at step 120"), "{stderr}");
+    assert!(stdout.contains("finished at step 160"), "{stdout}");
+    let after: Vec<u64> = metrics(&run).iter().map(|x| x.0).filter(|&s| s > 120).collect();
+    assert!(after.first() == Some(&130), "the first step logged after resuming: {after:?}");
+    let meta2: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(run.join("checkpoints/step-160/meta.json")).unwrap())
+            .unwrap();
+    assert!(meta2["samples_drawn"].as_u64() > meta["samples_drawn"].as_u64());
+    assert!(meta2["wall_time_s"].as_f64() > meta["wall_time_s"].as_f64());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_sigkill_mid_run_leaves_a_checkpoint_that_resumes() {
+    let dir = scratch("kill");
+    let run = dir.join("run");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", &tiny(), "--run-dir", run.to_str().unwrap()])
+        .args(["--set", "schedule.total_steps=100000", "--set", "schedule.checkpoint_every=10", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn train");
+    let start = Instant::now();
+    while checkpoint_steps(&run).len() < 2 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Kill at an arbitrary moment while it keeps writing checkpoints, shards and logs.
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reap");
+    let steps = checkpoint_steps(&run);
+    let last = *steps.last().expect("a checkpoint was written before the kill");
+    let o =
+        train(&["--resume", run.to_str().unwrap(), "--set", &format!("schedule.total_steps={}", last + 20)]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("at step {last}")), "{stderr}");
+    assert!(stdout.contains(&format!("finished at step {}", last + 20)), "{stdout}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
+    let dir = scratch("bad");
+    let run = dir.join("run");
+    let run_s = run.to_str().unwrap();
+    for (set, needle) in [
+        ("optimizer.lerning_rate=0.1", "lerning_rate"),
+        ("optimizer.learning_rate=7", "optimizer.learning_rate"),
+        ("selfplay.parallel_games=\"many\"", "parallel_games"),
+        ("eval.opponents=[\"minimax:depth=0\"]", "eval.opponents"),
+    ] {
+        let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", set]);
+        let (_, stderr) = text(&o);
+        assert!(!o.status.success(), "{set}");
+        assert!(stderr.contains(needle) && stderr.contains("tiny.toml"), "{set}: {stderr}");
+        assert!(!run.exists(), "nothing is started for a bad config");
+    }
+    let bad = dir.join("bad.toml");
+    fs::write(&bad, "[schedule]\ntotal_steps = \"ten\"\n").unwrap();
+    let (_, stderr) = text(&train(&["--config", bad.to_str().unwrap(), "--run-dir", run_s]));
+    assert!(stderr.contains("total_steps") && stderr.contains("bad.toml"), "{stderr}");
+    let (_, stderr) = text(&train(&["--config", dir.join("none.toml").to_str().unwrap()]));
+    assert!(stderr.contains("none.toml"), "{stderr}");
+    let (_, stderr) = text(&train(&["--resume", dir.join("nothing").to_str().unwrap()]));
+    assert!(stderr.contains("nothing"), "{stderr}");
+
+    // A corrupt checkpoint is named, and the process exits non-zero without a panic.
+    let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", "schedule.total_steps=40", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let ckpt = run.join("checkpoints/step-40");
+    fs::write(ckpt.join("optimizer.bpk"), b"not a burnpack").unwrap();
+    let o = train(&["--resume", ckpt.to_str().unwrap(), "--set", "schedule.total_steps=50"]);
+    let (_, stderr) = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("optimizer.bpk") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    fs::write(ckpt.join("meta.json"), b"{").unwrap();
+    let (_, stderr) = text(&train(&["--resume", ckpt.to_str().unwrap()]));
+    assert!(stderr.contains("meta.json") && !stderr.contains("panicked"), "{stderr}");
+    let _ = fs::remove_dir_all(&dir);
+}
