@@ -296,3 +296,68 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
     assert!(stderr.contains("meta.json") && !stderr.contains("panicked"), "{stderr}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn separate_learner_and_selfplay_workers_share_a_run_directory() {
+    let dir = scratch("split");
+    let run = dir.join("run");
+    let run_s = run.to_str().unwrap();
+    let bin = env!("CARGO_BIN_EXE_train");
+    let learner = Command::new(bin)
+        .args([
+            "learn",
+            "--config",
+            &tiny(),
+            "--run-dir",
+            run_s,
+            "--set",
+            "schedule.total_steps=60",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the learner");
+    let workers: Vec<_> = ["w1", "w2"]
+        .iter()
+        .map(|w| {
+            Command::new(bin)
+                .args(["selfplay", "--run-dir", run_s, "--worker", w, "--quiet", "--minutes", "3"])
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn a worker")
+        })
+        .collect();
+    let o = learner.wait_with_output().expect("learner");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The workers stop by themselves once the learner has finished.
+    for w in workers {
+        let o = w.wait_with_output().expect("worker");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(run.join("FINISHED").is_file());
+    assert!(checkpoint_steps(&run).contains(&60));
+    let shards: Vec<String> = fs::read_dir(run.join("games"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    for w in ["w1-", "w2-"] {
+        assert!(shards.iter().any(|s| s.starts_with(w)), "no shard from {w}: {shards:?}");
+    }
+    // The learner read the workers' shards (which worker's come first is a race).
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(run.join("checkpoints/step-60/meta.json")).unwrap())
+            .unwrap();
+    let read: Vec<&str> = meta["shards"].as_array().unwrap().iter().filter_map(|s| s.as_str()).collect();
+    assert!(
+        !read.is_empty() && read.iter().all(|s| s.starts_with("w1-") || s.starts_with("w2-")),
+        "{read:?}"
+    );
+    // A worker without a run to join says what is missing.
+    let o = Command::new(bin)
+        .args(["selfplay", "--run-dir", dir.join("none").to_str().unwrap(), "--wait", "0.5"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("config.toml"));
+    let _ = fs::remove_dir_all(&dir);
+}

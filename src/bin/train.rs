@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use morris_train::run::{Options, Role, resume_run, selfplay_worker, start_run};
@@ -61,6 +62,9 @@ enum Command {
         /// Stop after this many minutes (default: when the learner finishes).
         #[arg(long)]
         minutes: Option<f64>,
+        /// Seconds to wait for the run's config.toml to appear, if the learner has not started yet.
+        #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
+        wait: f64,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -96,9 +100,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None => run_role(&cli.run, Role::Both),
         Some(Command::Learn(args)) => run_role(&args, Role::Learn),
-        Some(Command::Selfplay { run_dir, worker, minutes, quiet }) => {
-            selfplay_worker(&run_dir, &worker.unwrap_or_else(default_worker), minutes, quiet)
-        }
+        Some(Command::Selfplay { run_dir, worker, minutes, wait, quiet }) => selfplay_worker(
+            &run_dir,
+            &worker.unwrap_or_else(default_worker),
+            minutes,
+            Duration::from_secs_f64(wait.clamp(0.0, 1e9)),
+            quiet,
+        ),
     };
     morris::exit_code(result)
 }

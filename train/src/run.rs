@@ -909,7 +909,8 @@ fn run(mut t: Trainer, options: &Options) -> Result<(), String> {
 
 /// Runs a self-play worker for the run in `run_dir` (`train selfplay`): it plays with the newest
 /// model in `models/`, reloading it when a new one appears, writes shards to `games/`, and stops
-/// when the learner has finished (or after `minutes`).
+/// when the learner has finished (or after `minutes`). It waits up to `wait` for the run's
+/// config to appear, and for the learner's first model.
 ///
 /// # Errors
 /// A missing or bad run config, an unreadable model, or an I/O failure.
@@ -917,14 +918,21 @@ pub fn selfplay_worker(
     run_dir: &Path,
     worker: &str,
     minutes: Option<f64>,
+    wait: Duration,
     quiet: bool,
 ) -> Result<(), String> {
     let dir = RunDir::new(run_dir);
     let path = dir.config();
+    // Workers may start before the learner (a job array, say): wait for the run to appear.
+    let waiting = Instant::now();
+    while !path.exists() && waiting.elapsed() < wait {
+        std::thread::sleep(Duration::from_millis(250));
+    }
     let text = fs::read_to_string(&path).map_err(|e| {
         format!(
-            "cannot read {}: {e} (start the learner first: train learn --config FILE --run-dir DIR)",
-            path.display()
+            "cannot read {}: {e} (waited {:.0} s; start the learner first: train learn --config FILE --run-dir DIR)",
+            path.display(),
+            waiting.elapsed().as_secs_f64()
         )
     })?;
     let config = TrainConfig::from_toml(&text, &[]).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -947,6 +955,9 @@ pub fn selfplay_worker(
         }
         if dir.finished().exists() || out_of_time() {
             return Ok(());
+        }
+        if waiting.elapsed() >= wait + Duration::from_secs(600) {
+            return Err(format!("no model appeared in {} (is the learner running?)", dir.models().display()));
         }
         std::thread::sleep(Duration::from_millis(500));
     };
