@@ -513,12 +513,32 @@ impl Trainer {
         Ok(())
     }
 
-    fn train_step(&mut self, selfplay: Option<&mut SelfPlayer>) -> Result<(), String> {
+    /// Whether the replay window allows another step.
+    fn can_train(&self) -> bool {
+        self.replay.len() >= self.config.replay.min_positions
+            && self.replay.can_draw(self.config.optimizer.batch_size)
+            && !self.done()
+    }
+
+    /// Up to `max_steps` optimizer steps, as far as the reuse cap allows. Returns the number of
+    /// steps and the last model published meanwhile (for in-process self-play).
+    fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<PolicyValueNet>), String> {
+        let (mut steps, mut published) = (0, None);
+        while steps < max_steps && self.can_train() {
+            if let Some(model) = self.train_step()? {
+                published = Some(model);
+            }
+            steps += 1;
+        }
+        Ok((steps, published))
+    }
+
+    fn train_step(&mut self) -> Result<Option<PolicyValueNet>, String> {
         let t = Instant::now();
         let lr = self.learner.next_learning_rate(self.progress());
         let batch_size = self.config.optimizer.batch_size;
         if !self.replay.draw(batch_size, &self.rules, &mut self.batch) {
-            return Ok(());
+            return Ok(None);
         }
         let want_norm = (self.learner.step + 1).is_multiple_of(self.config.schedule.log_every);
         let stats = self.learner.train_step(&self.batch, lr, want_norm);
@@ -543,12 +563,11 @@ impl Trainer {
         self.learn_s += t.elapsed().as_secs_f64();
         let step = self.learner.step;
         let sc = self.config.schedule.clone();
+        let mut published = None;
         if step.is_multiple_of(sc.publish_every) {
             let model = self.learner.inference_model();
             publish_model(&self.dir, step, &model)?;
-            if let Some(sp) = selfplay {
-                sp.evaluator.set_model(&model);
-            }
+            published = Some(model);
         }
         if step.is_multiple_of(sc.log_every) {
             self.log_interval(lr)?;
@@ -559,7 +578,7 @@ impl Trainer {
         if sc.eval_every > 0 && step.is_multiple_of(sc.eval_every) {
             self.start_eval()?;
         }
-        Ok(())
+        Ok(published)
     }
 
     fn log_interval(&mut self, lr: f64) -> Result<(), String> {
@@ -633,36 +652,99 @@ fn short_name(o: Opponent) -> String {
     }
 }
 
-/// Self-play inside the learner's process.
+/// Self-play for one process: the games are split into groups (one per thread), each with its
+/// own network evaluator, stepped concurrently. At the default sizes one network call uses about
+/// one core (the matrix products are below flex's threshold for splitting), so a single group
+/// left the second core mostly idle.
 struct SelfPlayer {
-    play: SelfPlay,
-    evaluator: NetEvaluator,
+    groups: Vec<(SelfPlay, NetEvaluator)>,
     writer: ShardWriter,
+    ready: Vec<Sample>,
     games_written: u64,
     shard_positions: usize,
 }
 
 impl SelfPlayer {
+    /// `config.parallel_games` games in `groups` groups (at most one per game).
+    fn new(
+        config: &TrainConfig,
+        rules: Rules,
+        model: PolicyValueNet,
+        device: &Device,
+        writer: ShardWriter,
+        seed: u64,
+        groups: usize,
+    ) -> Result<SelfPlayer, String> {
+        let total = config.selfplay.parallel_games;
+        let n = groups.clamp(1, total);
+        let mut out = Vec::with_capacity(n);
+        for g in 0..n {
+            let games = total / n + usize::from(g < total % n);
+            let sp_config =
+                crate::config::SelfPlayConfig { parallel_games: games, ..config.selfplay.clone() };
+            let seed = seed ^ (g as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let play = SelfPlay::new(&sp_config, &config.mcts, rules, seed)?;
+            out.push((play, NetEvaluator::new(model.clone(), device.clone())));
+        }
+        Ok(SelfPlayer {
+            groups: out,
+            writer,
+            ready: Vec::new(),
+            games_written: 0,
+            shard_positions: config.selfplay.shard_positions,
+        })
+    }
+
     /// Plays one move in every game; writes a shard when enough positions are ready. Returns
     /// `(positions, evaluations, shard written)`.
     fn step(&mut self) -> Result<(u64, u64, bool), String> {
-        let (p0, e0) = (self.play.positions, self.play.evaluations());
-        self.play.step(&mut self.evaluator)?;
+        use rayon::prelude::*;
+        let (p0, e0) = (self.positions(), self.evaluations());
+        self.groups.par_iter_mut().try_for_each(|(play, evaluator)| play.step(evaluator))?;
+        for (play, _) in &mut self.groups {
+            self.ready.append(&mut play.take_samples());
+        }
         let mut wrote = false;
-        if self.play.ready_len() >= self.shard_positions {
+        if self.ready.len() >= self.shard_positions {
             self.flush()?;
             wrote = true;
         }
-        Ok((self.play.positions - p0, self.play.evaluations() - e0, wrote))
+        Ok((self.positions() - p0, self.evaluations() - e0, wrote))
+    }
+
+    fn positions(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.positions).sum()
+    }
+
+    fn evaluations(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.evaluations()).sum()
+    }
+
+    fn games(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.games).sum()
+    }
+
+    fn take_stats(&mut self) -> GameStats {
+        let mut stats = GameStats::default();
+        for (play, _) in &mut self.groups {
+            stats.merge(play.take_stats());
+        }
+        stats
+    }
+
+    fn set_model(&mut self, model: &PolicyValueNet) {
+        for (_, evaluator) in &mut self.groups {
+            evaluator.set_model(model);
+        }
     }
 
     fn flush(&mut self) -> Result<(), String> {
-        let samples = self.play.take_samples();
-        if samples.is_empty() {
+        if self.ready.is_empty() {
             return Ok(());
         }
-        let games = self.play.games - self.games_written;
-        self.games_written = self.play.games;
+        let games = self.games() - self.games_written;
+        self.games_written = self.games();
+        let samples = std::mem::take(&mut self.ready);
         self.writer.write(&samples, games as u32)
     }
 }
@@ -809,14 +891,9 @@ fn run(mut t: Trainer, options: &Options) -> Result<(), String> {
     let mut selfplay = match options.role {
         Role::Both => {
             let seed = t.run_rng.next_u64();
-            let play = SelfPlay::new(&t.config.selfplay, &t.config.mcts, t.rules, seed)?;
-            Some(SelfPlayer {
-                play,
-                evaluator: NetEvaluator::new(model, t.device.clone()),
-                writer: ShardWriter::new(t.dir.games(), "local"),
-                games_written: 0,
-                shard_positions: t.config.selfplay.shard_positions,
-            })
+            let writer = ShardWriter::new(t.dir.games(), "local");
+            let groups = rayon::current_num_threads();
+            Some(SelfPlayer::new(&t.config, t.rules, model, &t.device, writer, seed, groups)?)
         }
         Role::Learn => {
             t.display.line(&format!(
@@ -827,19 +904,41 @@ fn run(mut t: Trainer, options: &Options) -> Result<(), String> {
             None
         }
     };
+    // In-process self-play and learning run side by side: each iteration plays one move in
+    // every game on one side and takes up to `burst` optimizer steps on the other (a rayon
+    // join), then exchanges data and weights. `burst` lets the learner keep up with the reuse
+    // cap; a fixed count (not a time budget) keeps runs reproducible.
+    let burst = (t.config.selfplay.parallel_games as f64 * t.config.replay.max_reuse as f64
+        / t.config.optimizer.batch_size as f64)
+        .ceil() as u64
+        + 1;
     let mut last_scan = Instant::now();
     t.ingest();
     while !t.done() {
         let mut wrote = false;
-        if let Some(sp) = selfplay.as_mut() {
-            let s = Instant::now();
-            let (positions, evals, w) = sp.step()?;
-            t.game_stats.merge(sp.play.take_stats());
-            t.interval_positions += positions;
-            t.interval_evals += evals;
-            t.selfplay_s += s.elapsed().as_secs_f64();
-            wrote = w;
-        }
+        let trained = match selfplay.as_mut() {
+            Some(sp) => {
+                let (played, learned) = rayon::join(
+                    || {
+                        let s = Instant::now();
+                        sp.step().map(|r| (r, s.elapsed().as_secs_f64()))
+                    },
+                    || t.train_burst(burst),
+                );
+                let ((positions, evals, w), secs) = played?;
+                let (steps, published) = learned?;
+                t.game_stats.merge(sp.take_stats());
+                t.interval_positions += positions;
+                t.interval_evals += evals;
+                t.selfplay_s += secs;
+                wrote = w;
+                if let Some(model) = published {
+                    sp.set_model(&model);
+                }
+                steps > 0
+            }
+            None => t.train_burst(u64::MAX)?.0 > 0,
+        };
         // Other workers' shards are looked for every second; ours as soon as one is written.
         if wrote || last_scan.elapsed() >= Duration::from_secs(1) {
             last_scan = Instant::now();
@@ -848,27 +947,17 @@ fn run(mut t: Trainer, options: &Options) -> Result<(), String> {
                 t.interval_positions += added;
             }
         }
-        let mut trained = false;
-        while t.replay.len() >= t.config.replay.min_positions
-            && t.replay.can_draw(t.config.optimizer.batch_size)
-            && !t.done()
-        {
-            t.train_step(selfplay.as_mut())?;
-            trained = true;
-        }
         t.poll_eval(false)?;
         if selfplay.is_none() && !trained {
             std::thread::sleep(Duration::from_millis(200));
         }
-        if !trained {
+        if !trained && t.learner.step == 0 {
             let msg = format!(
                 "| collecting positions: {} in the window (training starts at {})",
                 t.replay.len(),
                 t.config.replay.min_positions
             );
-            if t.learner.step == 0 {
-                t.display.update(0, &msg);
-            }
+            t.display.update(0, &msg);
         }
     }
     // The end: a last checkpoint and (unless the last step was just evaluated) a last evaluation.
@@ -885,8 +974,8 @@ fn run(mut t: Trainer, options: &Options) -> Result<(), String> {
     let elapsed = t.start.elapsed().as_secs_f64().max(1e-9);
     if !options.quiet {
         println!(
-            "finished at step {} after {:.1} min: {} positions from {} games; self-play {:.0}%, learning {:.0}%, \
-             evaluation {:.0}% of the wall time (evaluation runs alongside); peak memory {}",
+            "finished at step {} after {:.1} min: {} positions from {} games; busy time: self-play {:.0}%, \
+             learning {:.0}%, evaluation {:.0}% of the wall time (they run side by side); peak memory {}",
             t.learner.step,
             t.wall() / 60.0,
             t.replay.added(),
@@ -964,13 +1053,7 @@ pub fn selfplay_worker(
     let (model, _) = load_model(&dir.models().join(&current), &device)?;
     let writer = ShardWriter::new(dir.games(), &worker);
     let seed = config.run.seed ^ fnv(&worker) ^ writer.seq.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let mut sp = SelfPlayer {
-        play: SelfPlay::new(&config.selfplay, &config.mcts, rules, seed)?,
-        evaluator: NetEvaluator::new(model, device.clone()),
-        writer,
-        games_written: 0,
-        shard_positions: config.selfplay.shard_positions,
-    };
+    let mut sp = SelfPlayer::new(&config, rules, model, &device, writer, seed, rayon::current_num_threads())?;
     say(&format!("self-play worker {worker}: playing with {current}"));
     let mut last_check = Instant::now();
     let mut last_report = Instant::now();
@@ -984,7 +1067,7 @@ pub fn selfplay_worker(
             if let Some(name) = latest_model(&dir).filter(|n| *n != current) {
                 // A version may be pruned between reading LATEST and loading it: try again later.
                 if let Ok((model, _)) = load_model(&dir.models().join(&name), &device) {
-                    sp.evaluator.set_model(&model);
+                    sp.set_model(&model);
                     current = name;
                 }
             }
@@ -994,14 +1077,14 @@ pub fn selfplay_worker(
             let secs = start.elapsed().as_secs_f64();
             say(&format!(
                 "self-play worker {worker}: {} games, {} positions, {:.0} positions/s, model {current}",
-                sp.play.games,
-                sp.play.positions,
-                sp.play.positions as f64 / secs
+                sp.games(),
+                sp.positions(),
+                sp.positions() as f64 / secs
             ));
         }
     }
     sp.flush()?;
-    say(&format!("self-play worker {worker}: stopped after {} games", sp.play.games));
+    say(&format!("self-play worker {worker}: stopped after {} games", sp.games()));
     Ok(())
 }
 
