@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use morris_train::checkpoint;
+use morris_train::config::TrainConfig;
 use morris_train::run::{Options, Role, resume_run, selfplay_worker, start_run};
 
 #[derive(Parser)]
@@ -34,7 +36,8 @@ struct RunArgs {
     /// Override a config value: section.key=value (repeatable), e.g. --set optimizer.learning_rate=0.002.
     #[arg(long = "set", value_name = "SECTION.KEY=VALUE")]
     set: Vec<String>,
-    /// Run directory (default: run.output_dir/run.name from the config).
+    /// Run directory (default: run.output_dir/run.name from the config). Without --config, the
+    /// run in DIR continues from its latest checkpoint, or starts from DIR/config.toml if it has none.
     #[arg(long, value_name = "DIR")]
     run_dir: Option<PathBuf>,
     /// Continue a run from its latest checkpoint (a run directory) or from a given checkpoint
@@ -73,16 +76,29 @@ enum Command {
 
 fn run_role(args: &RunArgs, role: Role) -> Result<(), String> {
     let options = Options { role, quiet: args.quiet };
-    if let Some(path) = &args.resume {
-        return resume_run(path, &args.set, &options);
+    if let Some(config) = &args.config {
+        let text = read_config(config)?;
+        // Checked here first so that a config error names the file.
+        TrainConfig::from_toml(&text, &args.set).map_err(|e| format!("{}: {e}", config.display()))?;
+        return start_run(&text, &args.set, args.run_dir.clone(), false, &options);
     }
-    let config =
-        args.config.as_deref().ok_or("pass --config FILE (e.g. configs/default.toml) or --resume DIR")?;
-    let text = read_config(config)?;
-    // Checked here first so that a config error names the file.
-    morris_train::config::TrainConfig::from_toml(&text, &args.set)
-        .map_err(|e| format!("{}: {e}", config.display()))?;
-    start_run(&text, &args.set, args.run_dir.clone(), &options)
+    let dir = args
+        .resume
+        .as_ref()
+        .or(args.run_dir.as_ref())
+        .ok_or("pass --config FILE (e.g. configs/default.toml), --resume DIR or --run-dir DIR")?;
+    // A run directory without a checkpoint yet (prepared by hand, or stopped before its first
+    // checkpoint) starts from its own config.toml; otherwise the run resumes.
+    let own = dir.join("config.toml");
+    if own.is_file() && checkpoint::list(&dir.join("checkpoints")).is_empty() {
+        let text = read_config(&own)?;
+        TrainConfig::from_toml(&text, &args.set).map_err(|e| format!("{}: {e}", own.display()))?;
+        if !args.quiet {
+            eprintln!("{} has no checkpoint yet: starting with its config.toml", dir.display());
+        }
+        return start_run(&text, &args.set, Some(dir.clone()), true, &options);
+    }
+    resume_run(dir, &args.set, &options)
 }
 
 fn read_config(path: &Path) -> Result<String, String> {

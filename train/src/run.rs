@@ -749,7 +749,9 @@ impl SelfPlayer {
     }
 }
 
-/// Starts a new run from a config (`train --config`, `train learn --config`).
+/// Starts a new run from a config (`train --config`, `train learn --config`). With `own_config`,
+/// the config is the run directory's own `config.toml` (a run prepared by hand, or one stopped
+/// before its first checkpoint), and only existing checkpoints make the directory taken.
 ///
 /// # Errors
 /// A bad config (naming the key), a run directory that already holds a run, or any I/O failure.
@@ -757,11 +759,12 @@ pub fn start_run(
     config_text: &str,
     overrides: &[String],
     run_dir: Option<PathBuf>,
+    own_config: bool,
     options: &Options,
 ) -> Result<(), String> {
     let config = TrainConfig::from_toml(config_text, overrides)?;
     let dir = RunDir::new(run_dir.unwrap_or_else(|| config.run.output_dir.join(&config.run.name)));
-    if dir.config().exists() || !checkpoint::list(&dir.checkpoints()).is_empty() {
+    if (dir.config().exists() && !own_config) || !checkpoint::list(&dir.checkpoints()).is_empty() {
         return Err(format!(
             "{} already holds a run: resume it with --resume {}, or choose another --run-dir or run.name",
             dir.root().display(),
