@@ -1,8 +1,9 @@
 //! End-to-end tests of the `eval` binary: matches, records, rating, the ladder, and bad input.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Duration;
 
 fn eval(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval")
@@ -161,4 +162,110 @@ fn tiny_ladder_writes_ratings_and_times() {
     }
     // (random, d1), (d1, d2) with 2 pairs and (random, d2) with 1 pair: 10 games.
     assert_eq!(fs::read_to_string(&games).unwrap().lines().count(), 10);
+}
+
+/// Trains a tiny model, exports it, plays it in a match, and plays a whole terminal game against
+/// it over piped stdin (an illegal move, an undo, then the first legal move every turn).
+#[test]
+fn export_then_play_a_scripted_game_over_stdin() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::mpsc;
+
+    let dir = scratch("play");
+    let run = dir.join("run");
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", tiny.to_str().unwrap(), "--run-dir", run.to_str().unwrap(), "--quiet"])
+        .args(["--set", "schedule.total_steps=40", "--set", "schedule.eval_every=40"])
+        .output()
+        .expect("train");
+    assert!(o.status.success(), "{}", text(&o).1);
+    let model = dir.join("model");
+    let o = eval(&[
+        "export",
+        "--checkpoint",
+        run.join("checkpoints/step-40").to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success() && stdout.contains("exported step 40"), "{stdout}{stderr}");
+    let card: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(model.join("model.json")).unwrap()).unwrap();
+    assert_eq!(card["step"], 40);
+    assert_eq!(card["observation_version"], 1);
+    assert!(card["elo"]["elo"].is_f64(), "{card}");
+    // Exporting over an existing directory is refused.
+    let o = eval(&[
+        "export",
+        "--checkpoint",
+        run.join("checkpoints/step-40").to_str().unwrap(),
+        "--out",
+        model.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success() && text(&o).1.contains("already exists"));
+    // The exported model is an agent spec.
+    let spec = format!("az:model={},sims=4", model.display());
+    let games = dir.join("g.jsonl");
+    let o = eval(&["match", &spec, "random", "--pairs", "1", "--out", games.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o).1);
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["play", "--model", model.to_str().unwrap(), "--sims", "4", "--color", "black"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("eval play");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(String::from_utf8_lossy(&buf[..n]).into_owned()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = String::new();
+    let mut transcript = String::new();
+    // An illegal move, a real move, then take it back; after that the first legal move.
+    let mut script = vec!["zz", "FIRST", "undo"].into_iter();
+    let mut turns = 0;
+    loop {
+        let Ok(chunk) = rx.recv_timeout(Duration::from_secs(60)) else { break };
+        seen.push_str(&chunk);
+        transcript.push_str(&chunk);
+        if !seen.ends_with("> ") {
+            continue;
+        }
+        let legal = transcript
+            .lines()
+            .filter_map(|l| l.strip_prefix("legal moves: "))
+            .last()
+            .expect("legal moves listed");
+        let first = legal.split_whitespace().next().expect("a legal move").to_string();
+        let line = match script.next() {
+            Some("FIRST") | None => first,
+            Some(s) => s.to_string(),
+        };
+        turns += 1;
+        assert!(turns < 2000, "the game should end");
+        if writeln!(stdin, "{line}").is_err() {
+            break;
+        }
+        seen.clear();
+    }
+    drop(stdin);
+    let status = child.wait().expect("eval play exits");
+    assert!(status.success());
+    transcript.extend(rx.try_iter());
+    assert!(transcript.contains("'zz' is not a legal move here") && transcript.contains("Legal moves: "));
+    assert!(transcript.contains("Took back your last move."));
+    assert!(transcript.contains("Model plays") && transcript.contains("network: win"));
+    assert!(transcript.contains("Game over:"), "the game finished: {transcript}");
+    let o = eval(&["play", "--model", dir.join("missing").to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("missing"));
+    let _ = fs::remove_dir_all(&dir);
 }

@@ -5,3 +5,4 @@
 pub mod agents;
 pub mod arena;
 pub mod elo;
+pub mod play;

@@ -89,6 +89,43 @@ enum Command {
         #[arg(long, default_value = "ladder.json")]
         out: PathBuf,
     },
+    /// Export a training checkpoint as model.safetensors + model.json (config, observation
+    /// version, rules, step, Elo if evaluated).
+    Export {
+        /// The checkpoint directory (RUN/checkpoints/step-N).
+        #[arg(long)]
+        checkpoint: PathBuf,
+        /// The directory to create (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Play against a model in the terminal (moves in notation: d6, a1-a4, xg7).
+    Play {
+        /// An exported model or a checkpoint directory (default: the shipped model).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Your colour.
+        #[arg(long, value_enum, default_value = "white")]
+        color: Side,
+        /// Simulations per model move.
+        #[arg(long, default_value_t = 400)]
+        sims: u32,
+        /// Seed of the model's search.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}
+
+/// A colour on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Side {
+    White,
+    Black,
+}
+
+/// The model `eval play` uses without `--model`.
+fn shipped_model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints").join("shipped")
 }
 
 fn main() -> ExitCode {
@@ -97,6 +134,34 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<(), String> {
     match command {
+        Command::Export { checkpoint, out } => {
+            let card = morris_train::export::export_checkpoint(&checkpoint, &out)?;
+            println!(
+                "exported step {} to {} ({}; Elo {})",
+                card.step,
+                out.display(),
+                card.rules,
+                card.elo.map_or("not evaluated".into(), |e| format!(
+                    "{:.0} [{:.0}, {:.0}] at {} simulations",
+                    e.elo, e.low95, e.high95, e.simulations
+                ))
+            );
+            Ok(())
+        }
+        Command::Play { model, color, sims, seed } => {
+            let dir = model.unwrap_or_else(shipped_model);
+            if !dir.is_dir() {
+                return Err(format!(
+                    "no model at {}: pass --model DIR (an exported model or a checkpoint directory)",
+                    dir.display()
+                ));
+            }
+            let human =
+                if color == Side::White { morris_env::Color::White } else { morris_env::Color::Black };
+            let settings = morris_eval::play::PlaySettings { human, sims: sims.max(1), seed };
+            let stdin = std::io::stdin();
+            morris_eval::play::play(&dir, &settings, stdin.lock(), std::io::stdout()).map(|_| ())
+        }
         Command::Match { a, b, args, out } => {
             let (a, b) = (parse_spec(&a)?, parse_spec(&b)?);
             if a.name() == b.name() {

@@ -8,6 +8,7 @@ pub mod config;
 pub mod device;
 pub mod evaluate;
 pub mod evaluator;
+pub mod export;
 pub mod files;
 pub mod learner;
 pub mod logging;

@@ -175,20 +175,30 @@ pub fn save_model(model: &PolicyValueNet, config: &NetConfig, dir: &Path) -> Res
     model.save_into(&mut store).map_err(|e| format!("cannot write {}: {e}", model_path.display()))
 }
 
-/// Loads a model saved by [`save_model`] onto `device` (plain for inference, or
-/// `device.autodiff()` to resume training), with its config.
+/// Loads a model saved by [`save_model`] (or exported with `model.json`, see
+/// [`crate::export`]) onto `device` (plain for inference, or `device.autodiff()` to resume
+/// training), with its config.
 ///
 /// # Errors
-/// If `dir/config.json` is missing, unreadable, not a valid [`NetConfig`] or fails
+/// If `dir/config.json` (or `dir/model.json`) is missing, unreadable, not a valid [`NetConfig`] or fails
 /// [`NetConfig::validate`], or if `dir/model.safetensors` is missing, corrupt, or does not hold
 /// exactly the tensors of that config. The message names the file.
 pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig), String> {
     let config_path = dir.join(CONFIG_FILE);
-    let text = fs::read_to_string(&config_path)
-        .map_err(|e| format!("cannot read net config {}: {e}", config_path.display()))?;
-    let config: NetConfig = serde_json::from_str(&text)
-        .map_err(|e| format!("corrupt net config {}: {e}", config_path.display()))?;
-    config.validate().map_err(|e| format!("{}: {e}", config_path.display()))?;
+    let card_path = dir.join(crate::export::MODEL_CARD_FILE);
+    // An exported model (`eval export`) describes itself in model.json instead.
+    let exported = !config_path.exists() && card_path.exists();
+    let described_by = if exported { card_path.clone() } else { config_path.clone() };
+    let config = if exported {
+        crate::export::ModelCard::read(dir)?.net
+    } else {
+        let text = fs::read_to_string(&config_path)
+            .map_err(|e| format!("cannot read net config {}: {e}", config_path.display()))?;
+        let config: NetConfig = serde_json::from_str(&text)
+            .map_err(|e| format!("corrupt net config {}: {e}", config_path.display()))?;
+        config.validate().map_err(|e| format!("{}: {e}", config_path.display()))?;
+        config
+    };
     let model_path: PathBuf = dir.join(MODEL_FILE);
     if !model_path.is_file() {
         return Err(format!("cannot read model weights {}: no such file", model_path.display()));
@@ -213,7 +223,7 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetCon
         return Err(format!(
             "model weights {} do not match the network of {}: {}",
             model_path.display(),
-            config_path.display(),
+            described_by.display(),
             problems.join("; ")
         ));
     }

@@ -1,0 +1,224 @@
+//! A terminal game between a person and a trained model: the board with coordinates, moves in
+//! notation, the model's move with its win/draw/loss estimate, and `undo`, `hint`, `moves`,
+//! `help` and `quit`. It reads lines from any reader, so piped input can script a game.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use burn::prelude::Device;
+use morris_env::{Action, Color, Game, Rules};
+use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
+use morris_train::export::ModelCard;
+use morris_train::mcts::{Mcts, MctsConfig, Tree};
+use morris_train::net_evaluator::{NetEvaluator, load_model};
+
+/// How a session ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The game finished; the text says how (`White wins (...)`, `draw (...)`).
+    Finished(String),
+    /// The person typed `quit`.
+    Quit,
+    /// The input ended before the game did.
+    InputEnded,
+}
+
+/// Settings of a session.
+#[derive(Clone, Debug)]
+pub struct PlaySettings {
+    /// The person's colour.
+    pub human: Color,
+    /// Simulations per model move (and per hint).
+    pub sims: u32,
+    /// Seed of the search.
+    pub seed: u64,
+}
+
+const HELP: &str = "Moves: a point to place (d6), from-to to slide or fly (a1-a4), x and a point to remove \
+(xg7). Commands: undo (take back your last move), hint (what the model would play), moves (list \
+the legal moves), help, quit.";
+
+/// The legal moves of `game` in notation, space-separated.
+fn legal_moves(game: &Game) -> String {
+    let position = game.position();
+    game.legal_actions()
+        .iter()
+        .filter_map(|a| position.move_of(a))
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn io(e: std::io::Error) -> String {
+    format!("cannot write to the terminal: {e}")
+}
+
+/// The model's side: a network evaluator and a search tree.
+struct Engine {
+    evaluator: NetEvaluator,
+    mcts: Mcts,
+    tree: Option<Tree>,
+    seed: u64,
+}
+
+impl Engine {
+    /// Network win/draw/loss for the player to move in `game`.
+    fn wdl(&mut self, game: &Game) -> [f32; 3] {
+        let leaf = Leaf { position: *game.position(), repetitions: game.repetitions() };
+        let mut out = EvalBatch::default();
+        self.evaluator.evaluate(game.rules(), &[leaf], &[game.legal_actions()], &mut out);
+        out.wdl.first().copied().unwrap_or([0.0; 3])
+    }
+
+    /// Searches `game` and returns the chosen action with the root value.
+    fn search(&mut self, game: &Game) -> Option<(Action, f32)> {
+        let tree = match &mut self.tree {
+            Some(t) => {
+                t.sync(game, true);
+                t
+            }
+            None => self.tree.insert(Tree::new(game, self.seed)),
+        };
+        self.mcts.search(std::slice::from_mut(tree), &mut self.evaluator);
+        let action = tree.choose_action(&self.mcts.config, 0.0)?;
+        // The searched value of the chosen move, for the player to move.
+        let value = tree.child_values().iter().find(|c| c.0 == action).map_or(0.0, |c| c.2);
+        Some((action, value))
+    }
+}
+
+/// Plays one game on `input`/`output` against the model in `model_dir`.
+///
+/// # Errors
+/// If the model cannot be loaded (the message names the file) or the output cannot be written.
+pub fn play<R: BufRead, W: Write>(
+    model_dir: &Path,
+    settings: &PlaySettings,
+    input: R,
+    mut out: W,
+) -> Result<Ending, String> {
+    let device = Device::flex();
+    let (model, _) = load_model(model_dir, &device)?;
+    let card = ModelCard::read(model_dir).ok();
+    let rules = card.as_ref().and_then(|c| Rules::preset(&c.rules)).unwrap_or_else(Rules::standard);
+    let about = match &card {
+        Some(c) => format!(
+            "step {}{}",
+            c.step,
+            c.elo.as_ref().map_or(String::new(), |e| format!(
+                ", Elo {:.0} [{:.0}, {:.0}] at {} simulations",
+                e.elo, e.low95, e.high95, e.simulations
+            ))
+        ),
+        None => "no model card".into(),
+    };
+    writeln!(out, "Model {} ({about}), {} simulations per move.", model_dir.display(), settings.sims)
+        .map_err(io)?;
+    writeln!(out, "You play {}. {HELP}", settings.human).map_err(io)?;
+    let mut engine = Engine {
+        evaluator: NetEvaluator::new(model, device),
+        mcts: Mcts::new(MctsConfig { num_simulations: settings.sims.max(1), ..MctsConfig::default() }),
+        tree: None,
+        seed: settings.seed,
+    };
+    let mut game = Game::new(rules);
+    // Game lengths at the start of each of the person's turns, for `undo`.
+    let mut turn_starts: Vec<usize> = Vec::new();
+    let mut lines = input.lines();
+    // The board is drawn again only when the position has changed.
+    let mut shown: Option<usize> = None;
+    loop {
+        let outcome = game.outcome();
+        if outcome.is_terminal() {
+            writeln!(out, "{}\nGame over: {outcome}. Moves: {}", game.position(), game.record())
+                .map_err(io)?;
+            return Ok(Ending::Finished(outcome.to_string()));
+        }
+        if game.current_player() != settings.human {
+            let wdl = engine.wdl(&game);
+            let start = Instant::now();
+            let Some((action, value)) = engine.search(&game) else {
+                return Err("the model found no move in an unfinished game".into());
+            };
+            let text = game.position().move_of(action).map(|m| m.to_string()).unwrap_or_default();
+            game.apply(action).map_err(|e| format!("the model chose an illegal action: {e}"))?;
+            writeln!(
+                out,
+                "Model plays {text}   (network: win {:.0}%, draw {:.0}%, loss {:.0}% for the model; search value {value:+.2}; {:.0} ms)",
+                100.0 * wdl[0],
+                100.0 * wdl[1],
+                100.0 * wdl[2],
+                start.elapsed().as_secs_f64() * 1e3
+            )
+            .map_err(io)?;
+            continue;
+        }
+        if turn_starts.last() != Some(&game.actions().len()) {
+            turn_starts.push(game.actions().len());
+        }
+        if shown != Some(game.actions().len()) {
+            shown = Some(game.actions().len());
+            writeln!(out, "{}\nlegal moves: {}", game.position(), legal_moves(&game)).map_err(io)?;
+        }
+        write!(out, "{}> ", settings.human.name().to_lowercase()).map_err(io)?;
+        out.flush().map_err(io)?;
+        let Some(line) = lines.next() else {
+            writeln!(out, "\nInput ended; game abandoned.").map_err(io)?;
+            return Ok(Ending::InputEnded);
+        };
+        let line = line.map_err(|e| format!("cannot read the input: {e}"))?;
+        match line.trim() {
+            "" => {}
+            "quit" | "exit" | "q" => {
+                writeln!(out, "Bye.").map_err(io)?;
+                return Ok(Ending::Quit);
+            }
+            "help" | "?" => writeln!(out, "{HELP}").map_err(io)?,
+            "moves" => writeln!(out, "legal moves: {}", legal_moves(&game)).map_err(io)?,
+            "hint" => {
+                let wdl = engine.wdl(&game);
+                let hint = engine.search(&game);
+                let text = hint.and_then(|(a, _)| game.position().move_of(a)).map(|m| m.to_string());
+                writeln!(
+                    out,
+                    "hint: {}   (network: win {:.0}%, draw {:.0}%, loss {:.0}% for you; search value {:+.2})",
+                    text.unwrap_or_else(|| "none".into()),
+                    100.0 * wdl[0],
+                    100.0 * wdl[1],
+                    100.0 * wdl[2],
+                    hint.map_or(0.0, |h| h.1)
+                )
+                .map_err(io)?;
+            }
+            "undo" => {
+                // Back to the start of your previous turn: your move and the model's reply go.
+                turn_starts.pop();
+                match turn_starts.last().copied() {
+                    Some(target) => {
+                        while game.actions().len() > target {
+                            game.undo();
+                        }
+                        engine.tree = None;
+                        shown = None;
+                        writeln!(out, "Took back your last move.").map_err(io)?;
+                    }
+                    None => {
+                        turn_starts.push(game.actions().len());
+                        writeln!(out, "Nothing to undo.").map_err(io)?;
+                    }
+                }
+            }
+            text => {
+                if let Err(e) = game.play_notation(text) {
+                    writeln!(
+                        out,
+                        "'{text}' is not a legal move here ({e}). Legal moves: {}",
+                        legal_moves(&game)
+                    )
+                    .map_err(io)?;
+                }
+            }
+        }
+    }
+}
