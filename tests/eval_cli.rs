@@ -233,8 +233,7 @@ fn export_then_play_a_scripted_game_over_stdin() {
     // An illegal move, a real move, then take it back; after that the first legal move.
     let mut script = vec!["zz", "FIRST", "undo"].into_iter();
     let mut turns = 0;
-    loop {
-        let Ok(chunk) = rx.recv_timeout(Duration::from_secs(60)) else { break };
+    while let Ok(chunk) = rx.recv_timeout(Duration::from_secs(60)) {
         seen.push_str(&chunk);
         transcript.push_str(&chunk);
         if !seen.ends_with("> ") {
@@ -242,8 +241,8 @@ fn export_then_play_a_scripted_game_over_stdin() {
         }
         let legal = transcript
             .lines()
-            .filter_map(|l| l.strip_prefix("legal moves: "))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("legal moves: "))
             .expect("legal moves listed");
         let first = legal.split_whitespace().next().expect("a legal move").to_string();
         let line = match script.next() {
