@@ -6,3 +6,4 @@ pub mod agents;
 pub mod arena;
 pub mod elo;
 pub mod play;
+pub mod plot;

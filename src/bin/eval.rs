@@ -99,6 +99,25 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Draw Elo (with 95% intervals) of rated checkpoints against training time or steps, as a PNG,
+    /// and print the table.
+    Plot {
+        /// A run directory: its checkpoints evaluated during training (eval.json).
+        #[arg(long, conflicts_with = "ratings", required_unless_present = "ratings")]
+        run: Option<PathBuf>,
+        /// Or a ratings table from `eval rate --json` whose `az:model=DIR` players are checkpoints.
+        #[arg(long)]
+        ratings: Option<PathBuf>,
+        /// What the x axis shows.
+        #[arg(long, value_enum, default_value = "hours")]
+        x: Axis,
+        /// The PNG to write.
+        #[arg(long, default_value = "elo.png")]
+        out: PathBuf,
+        /// The plot's title.
+        #[arg(long, default_value = "Strength during training")]
+        title: String,
+    },
     /// Play against a model in the terminal (moves in notation: d6, a1-a4, xg7).
     Play {
         /// An exported model or a checkpoint directory (default: the shipped model).
@@ -114,6 +133,13 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+}
+
+/// The x axis of `eval plot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Axis {
+    Hours,
+    Steps,
 }
 
 /// A colour on the command line.
@@ -146,6 +172,19 @@ fn run(command: Command) -> Result<(), String> {
                     e.elo, e.low95, e.high95, e.simulations
                 ))
             );
+            Ok(())
+        }
+        Command::Plot { run, ratings, x, out, title } => {
+            use morris_eval::plot::{XAxis, draw, points_from_ratings, points_from_run, table};
+            let points = match (run, ratings) {
+                (Some(run), _) => points_from_run(&run)?,
+                (None, Some(r)) => points_from_ratings(&r)?,
+                (None, None) => return Err("pass --run RUN or --ratings FILE".into()),
+            };
+            let axis = if x == Axis::Hours { XAxis::Hours } else { XAxis::Steps };
+            draw(&points, axis, &title, &out)?;
+            print!("{}", table(&points));
+            println!("plot written to {}", out.display());
             Ok(())
         }
         Command::Play { model, color, sims, seed } => {
