@@ -46,8 +46,18 @@ fn read_json(path: &Path) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
 }
 
-/// Step and training hours of a checkpoint directory (from its `meta.json`).
+/// Step and training hours of a checkpoint directory (from its `meta.json`), or of an exported
+/// model (its `model.json` step, and the hours of the checkpoint it came from if that is still
+/// there).
 fn checkpoint_time(dir: &Path) -> Result<(u64, f64), String> {
+    if !dir.join("meta.json").exists() && dir.join("model.json").exists() {
+        let card = read_json(&dir.join("model.json"))?;
+        let step =
+            card["step"].as_u64().ok_or_else(|| format!("{}: no step", dir.join("model.json").display()))?;
+        let source = card["source"].as_str().map(PathBuf::from);
+        let hours = source.and_then(|s| checkpoint_time(&s).ok()).map_or(f64::NAN, |t| t.1);
+        return Ok((step, hours));
+    }
     let meta = read_json(&dir.join("meta.json"))?;
     let step =
         meta["step"].as_u64().ok_or_else(|| format!("{}: no step", dir.join("meta.json").display()))?;
@@ -123,8 +133,14 @@ fn ladder_levels() -> Vec<(String, f64)> {
 /// # Errors
 /// If there is nothing to plot or the image cannot be written.
 pub fn draw(points: &[RatedPoint], x: XAxis, title: &str, out: &Path) -> Result<(), String> {
+    // Exported models whose checkpoint is gone have no training time.
+    let points: Vec<RatedPoint> =
+        points.iter().filter(|p| x == XAxis::Steps || p.hours.is_finite()).cloned().collect();
+    let points = &points[..];
     if points.is_empty() {
-        return Err("nothing to plot: no rated checkpoints".into());
+        return Err(
+            "nothing to plot: no rated checkpoints (with a known training time, for --x hours)".into()
+        );
     }
     register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| "the embedded font is unreadable".to_string())?;
