@@ -100,28 +100,16 @@ pub fn save(
     meta: &CheckpointMeta,
 ) -> Result<PathBuf, String> {
     fs::create_dir_all(checkpoints).map_err(|e| format!("cannot create {}: {e}", checkpoints.display()))?;
-    let name = checkpoint_name(meta.step);
-    let tmp = checkpoints.join(format!(".tmp-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-    let model = learner.inference_model();
-    save_model(&model, model.config(), &tmp)?;
-    learner.save_optimizer(&tmp.join(OPTIMIZER_FILE))?;
-    write_atomic(&tmp.join(TRAIN_CONFIG_FILE), config_text.as_bytes())?;
-    let json = serde_json::to_string_pretty(meta)
-        .map_err(|e| format!("cannot serialise checkpoint metadata: {e}"))?;
-    write_atomic(&tmp.join(META_FILE), (json + "\n").as_bytes())?;
-    let dest = checkpoints.join(&name);
-    if dest.exists() {
-        let old = checkpoints.join(format!(".old-{name}-{}", std::process::id()));
-        fs::rename(&dest, &old).map_err(|e| format!("cannot move {} aside: {e}", dest.display()))?;
-        fs::rename(&tmp, &dest)
-            .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), dest.display()))?;
-        let _ = fs::remove_dir_all(&old);
-    } else {
-        fs::rename(&tmp, &dest)
-            .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), dest.display()))?;
-    }
+    let dest = checkpoints.join(checkpoint_name(meta.step));
+    crate::files::write_dir_atomic(&dest, |tmp| {
+        let model = learner.inference_model();
+        save_model(&model, model.config(), tmp)?;
+        learner.save_optimizer(&tmp.join(OPTIMIZER_FILE))?;
+        write_atomic(&tmp.join(TRAIN_CONFIG_FILE), config_text.as_bytes())?;
+        let json = serde_json::to_string_pretty(meta)
+            .map_err(|e| format!("cannot serialise checkpoint metadata: {e}"))?;
+        write_atomic(&tmp.join(META_FILE), (json + "\n").as_bytes())
+    })?;
     Ok(dest)
 }
 

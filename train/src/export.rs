@@ -117,17 +117,16 @@ pub fn export_checkpoint(checkpoint_dir: &Path, out: &Path) -> Result<ModelCard,
         elo,
         source: checkpoint_dir.display().to_string(),
     };
-    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
-    let tmp = out.with_file_name(format!(".tmp-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&tmp);
-    save_model(&loaded.model, &loaded.net, &tmp)?;
-    // The exported directory holds the card instead of the bare net config.
-    let _ = fs::remove_file(tmp.join(crate::net_evaluator::CONFIG_FILE));
-    let json =
-        serde_json::to_string_pretty(&card).map_err(|e| format!("cannot serialise the model card: {e}"))?;
-    write_atomic(&tmp.join(MODEL_CARD_FILE), (json + "\n").as_bytes())?;
-    debug_assert!(tmp.join(MODEL_FILE).is_file());
-    fs::rename(&tmp, out).map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), out.display()))?;
+    crate::files::write_dir_atomic(out, |tmp| {
+        save_model(&loaded.model, &loaded.net, tmp)?;
+        // The exported directory holds the card instead of the bare net config.
+        let _ = fs::remove_file(tmp.join(crate::net_evaluator::CONFIG_FILE));
+        let json = serde_json::to_string_pretty(&card)
+            .map_err(|e| format!("cannot serialise the model card: {e}"))?;
+        write_atomic(&tmp.join(MODEL_CARD_FILE), (json + "\n").as_bytes())?;
+        debug_assert!(tmp.join(MODEL_FILE).is_file());
+        Ok(())
+    })?;
     Ok(card)
 }
 

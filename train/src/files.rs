@@ -37,6 +37,32 @@ pub fn open_append(path: &Path) -> Result<File, String> {
         .map_err(|e| format!("cannot open {} for appending: {e}", path.display()))
 }
 
+/// Builds the directory `dest` atomically: `fill` writes its contents into a temporary sibling
+/// (`.tmp-NAME-PID`), which is then renamed to `dest`. An existing `dest` is replaced only once the
+/// new one is complete (it is moved aside, the new one moved in, the old one deleted), so a crash
+/// leaves the old directory or the new one, plus at most a `.tmp-*` or `.old-*` leftover.
+///
+/// # Errors
+/// What `fill` returns, or a directory that cannot be created or renamed (the message names it).
+pub fn write_dir_atomic(dest: &Path, fill: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    let name = dest.file_name().map_or_else(|| "dir".into(), |n| n.to_string_lossy().into_owned());
+    let sibling = |prefix: &str| dest.with_file_name(format!(".{prefix}-{name}-{}", std::process::id()));
+    let (tmp, old) = (sibling("tmp"), sibling("old"));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    fill(&tmp)?;
+    let replacing = dest.exists();
+    if replacing {
+        fs::rename(dest, &old).map_err(|e| format!("cannot move {} aside: {e}", dest.display()))?;
+    }
+    fs::rename(&tmp, dest)
+        .map_err(|e| format!("cannot move {} to {}: {e}", tmp.display(), dest.display()))?;
+    if replacing {
+        let _ = fs::remove_dir_all(&old);
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
