@@ -3,6 +3,12 @@
 //! The README is included below so that its code examples are compiled and run by `cargo test`.
 #![doc = include_str!("../README.md")]
 
+/// The Rust examples of `docs/environment.md`, compiled and run as doctests (this item exists
+/// only while doctests are collected).
+#[doc = include_str!("../docs/environment.md")]
+#[cfg(doctest)]
+pub struct EnvironmentDocs;
+
 use std::process::ExitCode;
 
 use morris_env::Rules;
