@@ -38,6 +38,13 @@ impl Rng {
         Rng { s }
     }
 
+    /// A stable, well-mixed seed for item `i` of stream `stream` under `seed`: how every part of
+    /// the lab derives its seeds from one (pair openings, agents, self-play groups, workers).
+    /// Different streams or items give unrelated seeds.
+    pub fn derive(seed: u64, stream: u64, i: u64) -> u64 {
+        Rng::seed_from_u64(seed ^ stream.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i.rotate_left(32)).next_u64()
+    }
+
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {

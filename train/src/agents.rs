@@ -5,10 +5,12 @@ use std::path::Path;
 
 use morris_env::{Action, Agent, Game};
 
+use crate::error::Result;
 use crate::evaluator::{Evaluator, RolloutEvaluator};
 use crate::mcts::{Mcts, MctsConfig, Selection, Tree};
 use crate::model::PolicyValueNet;
-use crate::net_evaluator::{NetEvaluator, load_model};
+use crate::net_evaluator::NetEvaluator;
+use crate::store::load_model;
 use burn::prelude::Device;
 
 /// Plays the action a search chooses, keeping its tree between moves (subtree reuse).
@@ -81,22 +83,24 @@ pub type AzAgent = MctsAgent<NetEvaluator>;
 /// simulations per move.
 ///
 /// # Errors
-/// If the model files are missing or unreadable (the message names the file).
-pub fn az_agent(dir: &Path, sims: u32, seed: u64) -> Result<AzAgent, String> {
-    let device = crate::device::device_from_name("flex")?;
+/// The model directory's errors (missing or corrupt files, named).
+pub fn az_agent(dir: &Path, sims: u32, seed: u64) -> Result<AzAgent> {
+    let device = Device::flex();
     let (model, _config) = load_model(dir, &device)?;
-    Ok(az_agent_from_model(model, device, format!("az:model={},sims={sims}", dir.display()), sims, seed))
+    let search = MctsConfig { num_simulations: sims.max(1), ..MctsConfig::default() };
+    Ok(az_agent_from_model(model, device, format!("az:model={},sims={sims}", dir.display()), search, seed))
 }
 
-/// An AlphaZero agent from an already loaded model (cheap: the weights are shared).
+/// An AlphaZero agent from an already loaded model (cheap: the weights are shared), searching
+/// with `search` (root noise is switched off: the agent plays, it does not explore).
 pub fn az_agent_from_model(
     model: PolicyValueNet,
     device: Device,
     name: String,
-    sims: u32,
+    search: MctsConfig,
     seed: u64,
 ) -> AzAgent {
     let evaluator = NetEvaluator::new(model, device);
-    let config = MctsConfig { num_simulations: sims.max(1), ..MctsConfig::default() };
+    let config = MctsConfig { root_noise: false, ..search };
     MctsAgent::new(name, evaluator, config, seed, 0.0)
 }

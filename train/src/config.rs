@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use morris_env::Rules;
 use serde::{Deserialize, Serialize};
 
+use crate::error::ConfigError;
 use crate::mcts::MctsConfig;
 use crate::model::NetConfig;
 
@@ -239,110 +240,130 @@ impl TrainConfig {
     /// word is taken as a string), and validates the result.
     ///
     /// # Errors
-    /// A message naming the bad key: unknown keys, wrong types, malformed overrides, and values
-    /// out of range.
-    pub fn from_toml(text: &str, overrides: &[String]) -> Result<TrainConfig, String> {
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| format!("config: {e}"))?;
+    /// [`ConfigError::Parse`] for malformed TOML, unknown keys and wrong types (serde's message
+    /// names the key), [`ConfigError::Override`] for a malformed override, and
+    /// [`ConfigError::Value`] for a value out of range.
+    pub fn from_toml(text: &str, overrides: &[String]) -> Result<TrainConfig, ConfigError> {
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        let config: TrainConfig =
-            TrainConfig::deserialize(toml::Value::Table(table)).map_err(|e| format!("config: {e}"))?;
+        let config = TrainConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| ConfigError::Parse(e.to_string()))?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The config as TOML (what a run directory's `config.toml` and a checkpoint's
+    /// `train.toml` hold).
+    pub fn to_toml(&self) -> String {
+        // Plain structs of numbers, strings and paths always serialise.
+        toml::to_string(self).unwrap_or_default()
     }
 
     /// The rules of the configured preset.
     ///
     /// # Errors
-    /// If the preset is unknown.
-    pub fn game_rules(&self) -> Result<Rules, String> {
+    /// [`ConfigError::Value`] for `rules.preset` if the preset is unknown.
+    pub fn game_rules(&self) -> Result<Rules, ConfigError> {
         Rules::preset(&self.rules.preset).ok_or_else(|| {
-            format!(
-                "rules.preset = '{}' is unknown: use one of {}",
-                self.rules.preset,
-                Rules::PRESETS.join(", ")
+            ConfigError::value(
+                "rules.preset",
+                format!("= '{}' is unknown: use one of {}", self.rules.preset, Rules::PRESETS.join(", ")),
             )
         })
     }
 
-    /// Checks every value range, naming the first bad key.
+    /// Checks every value range, naming the first bad key. The evaluation opponents are agent
+    /// specs, checked by whoever builds the evaluation (the `train` binary, with `morris-eval`).
     ///
     /// # Errors
-    /// `"<section>.<key> ..."` with the allowed range.
-    pub fn validate(&self) -> Result<(), String> {
+    /// A [`ConfigError::Value`] naming `section.key` and the allowed range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.game_rules()?;
-        self.model.validate().map_err(|e| format!("model: {e}"))?;
+        self.model.validate()?;
         self.mcts.validate()?;
+        let check = |ok: bool, key: &str, reason: String| {
+            if ok { Ok(()) } else { Err(ConfigError::value(key, reason)) }
+        };
+        let at_least_1 = || "must be at least 1".to_string();
         let s = &self.selfplay;
-        let check = |ok: bool, msg: String| if ok { Ok(()) } else { Err(msg) };
-        check(s.parallel_games >= 1, "selfplay.parallel_games must be at least 1".into())?;
-        check(s.simulations >= 1, "selfplay.simulations must be at least 1".into())?;
-        check(s.cheap_simulations >= 1, "selfplay.cheap_simulations must be at least 1".into())?;
+        check(s.parallel_games >= 1, "selfplay.parallel_games", at_least_1())?;
+        check(s.simulations >= 1, "selfplay.simulations", at_least_1())?;
+        check(s.cheap_simulations >= 1, "selfplay.cheap_simulations", at_least_1())?;
         check(
             (0.0..=1.0).contains(&s.full_search_fraction) && s.full_search_fraction > 0.0,
-            format!("selfplay.full_search_fraction must be in (0, 1], got {}", s.full_search_fraction),
+            "selfplay.full_search_fraction",
+            format!("must be in (0, 1], got {}", s.full_search_fraction),
         )?;
-        for (key, t) in [("temperature", s.temperature), ("final_temperature", s.final_temperature)] {
-            check(t.is_finite() && t >= 0.0, format!("selfplay.{key} must be >= 0, got {t}"))?;
+        for (key, t) in
+            [("selfplay.temperature", s.temperature), ("selfplay.final_temperature", s.final_temperature)]
+        {
+            check(t.is_finite() && t >= 0.0, key, format!("must be >= 0, got {t}"))?;
         }
-        check(self.replay.window >= 1, "replay.window must be at least 1".into())?;
+        check(s.shard_positions >= 1, "selfplay.shard_positions", at_least_1())?;
+        let r = &self.replay;
+        check(r.window >= 1, "replay.window", at_least_1())?;
         check(
-            self.replay.max_reuse.is_finite() && self.replay.max_reuse > 0.0,
-            format!("replay.max_reuse must be positive, got {}", self.replay.max_reuse),
+            r.max_reuse.is_finite() && r.max_reuse > 0.0,
+            "replay.max_reuse",
+            format!("must be positive, got {}", r.max_reuse),
+        )?;
+        check(
+            r.min_positions <= r.window,
+            "replay.min_positions",
+            format!("({}) must not exceed replay.window ({})", r.min_positions, r.window),
         )?;
         let o = &self.optimizer;
         check(
             o.learning_rate.is_finite() && o.learning_rate > 0.0 && o.learning_rate < 1.0,
-            format!("optimizer.learning_rate must be in (0, 1), got {}", o.learning_rate),
+            "optimizer.learning_rate",
+            format!("must be in (0, 1), got {}", o.learning_rate),
         )?;
         check(
             o.weight_decay.is_finite() && o.weight_decay >= 0.0,
-            format!("optimizer.weight_decay must be >= 0, got {}", o.weight_decay),
+            "optimizer.weight_decay",
+            format!("must be >= 0, got {}", o.weight_decay),
         )?;
         check(
             o.grad_clip_norm.is_finite() && o.grad_clip_norm >= 0.0,
-            format!("optimizer.grad_clip_norm must be >= 0, got {}", o.grad_clip_norm),
+            "optimizer.grad_clip_norm",
+            format!("must be >= 0, got {}", o.grad_clip_norm),
         )?;
-        check(o.batch_size >= 1, "optimizer.batch_size must be at least 1".into())?;
+        check(o.batch_size >= 1, "optimizer.batch_size", at_least_1())?;
         let sc = &self.schedule;
         check(
             sc.step_limit().is_some() || sc.wall_time_minutes.is_some(),
-            "schedule: set total_steps (at least 1) or wall_time_minutes, or both".into(),
+            "schedule",
+            "needs total_steps (at least 1) or wall_time_minutes, or both".into(),
         )?;
         if let Some(m) = sc.wall_time_minutes {
-            check(m.is_finite() && m > 0.0, format!("schedule.wall_time_minutes must be positive, got {m}"))?;
+            check(
+                m.is_finite() && m > 0.0,
+                "schedule.wall_time_minutes",
+                format!("must be positive, got {m}"),
+            )?;
         }
-        check(sc.checkpoint_every >= 1, "schedule.checkpoint_every must be at least 1".into())?;
-        check(sc.keep_last >= 1, "schedule.keep_last must be at least 1".into())?;
-        check(sc.publish_every >= 1, "schedule.publish_every must be at least 1".into())?;
-        check(sc.log_every >= 1, "schedule.log_every must be at least 1".into())?;
-        check(s.shard_positions >= 1, "selfplay.shard_positions must be at least 1".into())?;
-        check(
-            self.replay.min_positions <= self.replay.window,
-            format!(
-                "replay.min_positions ({}) must not exceed replay.window ({})",
-                self.replay.min_positions, self.replay.window
-            ),
-        )?;
-        for o in &self.eval.opponents {
-            crate::evaluate::Opponent::parse(o)?;
-        }
-        check(self.eval.pairs >= 1, "eval.pairs must be at least 1".into())?;
-        check(self.eval.simulations >= 1, "eval.simulations must be at least 1".into())?;
+        check(sc.checkpoint_every >= 1, "schedule.checkpoint_every", at_least_1())?;
+        check(sc.keep_last >= 1, "schedule.keep_last", at_least_1())?;
+        check(sc.publish_every >= 1, "schedule.publish_every", at_least_1())?;
+        check(sc.log_every >= 1, "schedule.log_every", at_least_1())?;
+        check(self.eval.pairs >= 1, "eval.pairs", at_least_1())?;
+        check(self.eval.simulations >= 1, "eval.simulations", at_least_1())?;
         Ok(())
     }
 }
 
 /// Applies one `section.key=value` override to the raw table.
-fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), String> {
-    let (path, raw) =
-        text.split_once('=').ok_or_else(|| format!("--set '{text}': expected section.key=value"))?;
-    let (section, key) = path.trim().split_once('.').ok_or_else(|| {
-        format!("--set '{text}': the key must be section.key, e.g. optimizer.learning_rate")
-    })?;
+fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), ConfigError> {
+    let err = |reason: &str| ConfigError::Override { text: text.to_string(), reason: reason.to_string() };
+    let (path, raw) = text.split_once('=').ok_or_else(|| err("expected section.key=value"))?;
+    let (section, key) = path
+        .trim()
+        .split_once('.')
+        .ok_or_else(|| err("the key must be section.key, e.g. optimizer.learning_rate"))?;
     if section.is_empty() || key.is_empty() || key.contains('.') {
-        return Err(format!("--set '{text}': the key must be section.key, e.g. optimizer.learning_rate"));
+        return Err(err("the key must be section.key, e.g. optimizer.learning_rate"));
     }
     // A TOML value (number, bool, string in quotes, array), or else a bare string.
     let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {}", raw.trim()))
@@ -351,7 +372,7 @@ fn apply_override(table: &mut toml::Table, text: &str) -> Result<(), String> {
         .unwrap_or_else(|| toml::Value::String(raw.trim().to_string()));
     let entry = table.entry(section.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
     let toml::Value::Table(section_table) = entry else {
-        return Err(format!("--set '{text}': '{section}' is not a section"));
+        return Err(err(&format!("'{section}' is not a section")));
     };
     section_table.insert(key.to_string(), value);
     Ok(())
@@ -387,24 +408,47 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_key() {
-        for (text, overrides, needle) in [
-            ("[optimizer]\nlerning_rate = 0.1\n", vec![], "lerning_rate"),
-            ("[optimizer]\nbatch_size = \"big\"\n", vec![], "batch_size"),
-            ("[optimiser]\n", vec![], "optimiser"),
-            ("", vec!["optimizer.learning_rate=5".to_string()], "optimizer.learning_rate"),
-            ("", vec!["selfplay.parallel_games=0".to_string()], "selfplay.parallel_games"),
-            ("", vec!["rules.preset=chess".to_string()], "rules.preset"),
-            ("", vec!["eval.opponents=[\"minimax:depth=0\"]".to_string()], "eval.opponents"),
-            ("", vec!["schedule.log_every=0".to_string()], "schedule.log_every"),
-            ("", vec!["mcts.num_simulations=0".to_string()], "mcts.num_simulations"),
-            ("", vec!["learning_rate=0.1".to_string()], "section.key"),
-            ("", vec!["optimizer.learning_rate".to_string()], "section.key=value"),
-            ("[schedule]\ntotal_steps = 0\n", vec![], "schedule: set total_steps"),
-            ("not toml [", vec![], "config"),
+    fn unknown_keys_and_wrong_types_are_parse_errors_naming_the_key() {
+        for (text, needle) in [
+            ("[optimizer]\nlerning_rate = 0.1\n", "lerning_rate"),
+            ("[optimizer]\nbatch_size = \"big\"\n", "batch_size"),
+            ("[optimiser]\n", "optimiser"),
+            ("not toml [", ""),
         ] {
-            let e = TrainConfig::from_toml(text, &overrides).unwrap_err();
-            assert!(e.contains(needle), "{text:?} {overrides:?}: {e}");
+            let e = TrainConfig::from_toml(text, &[]).unwrap_err();
+            assert!(matches!(&e, ConfigError::Parse(m) if m.contains(needle)), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn values_out_of_range_name_the_key() {
+        for (set, key) in [
+            ("optimizer.learning_rate=5", "optimizer.learning_rate"),
+            ("selfplay.parallel_games=0", "selfplay.parallel_games"),
+            ("rules.preset=chess", "rules.preset"),
+            ("schedule.log_every=0", "schedule.log_every"),
+            ("schedule.total_steps=0", "schedule"),
+            ("mcts.num_simulations=0", "mcts.num_simulations"),
+            ("model.width=0", "model.width"),
+            ("eval.pairs=0", "eval.pairs"),
+            ("replay.min_positions=100000000", "replay.min_positions"),
+        ] {
+            let e = TrainConfig::from_toml("", &[set.to_string()]).unwrap_err();
+            assert_eq!(e.key(), Some(key), "{set}: {e}");
+            assert!(e.to_string().starts_with(key), "{set}: {e}");
+        }
+    }
+
+    #[test]
+    fn malformed_overrides_are_override_errors() {
+        for set in ["learning_rate=0.1", "optimizer.learning_rate", ".x=1", "run.name.x=1"] {
+            let e = TrainConfig::from_toml("", &[set.to_string()]).unwrap_err();
+            assert!(matches!(&e, ConfigError::Override { text, .. } if text == set), "{set}: {e}");
+        }
+        let e = TrainConfig::from_toml("x = 1\n", &["x.y=1".to_string()]).unwrap_err();
+        assert!(
+            matches!(&e, ConfigError::Override { reason, .. } if reason.contains("not a section")),
+            "{e}"
+        );
     }
 }

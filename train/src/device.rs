@@ -2,6 +2,8 @@
 
 use burn::prelude::*;
 
+use crate::error::{Result, TrainError};
+
 /// The device names this build accepts, for help texts and error messages.
 ///
 /// `flex` is always there; `cuda`/`cuda:N` need the `cuda` cargo feature and `wgpu` the
@@ -35,9 +37,9 @@ pub fn supported_device_names() -> Vec<&'static str> {
 ///
 /// let device = device_from_name("flex").unwrap();
 /// assert_eq!(device, burn::prelude::Device::flex());
-/// assert!(device_from_name("tpu").unwrap_err().contains("flex"));
+/// assert!(device_from_name("tpu").unwrap_err().to_string().contains("flex"));
 /// ```
-pub fn device_from_name(name: &str) -> Result<Device, String> {
+pub fn device_from_name(name: &str) -> Result<Device> {
     let lower = name.trim().to_ascii_lowercase();
     let (backend, index) = match lower.split_once(':') {
         Some((b, i)) => (b, Some(i)),
@@ -48,40 +50,42 @@ pub fn device_from_name(name: &str) -> Result<Device, String> {
         ("flex", None) => Ok(Device::flex()),
         ("cuda", index) => cuda(index, name, &supported()),
         ("wgpu", None) => wgpu(&supported()),
-        _ => Err(format!("unknown device '{name}'; this build supports: {}", supported())),
+        _ => {
+            Err(TrainError::Device(format!("unknown device '{name}'; this build supports: {}", supported())))
+        }
     }
 }
 
 #[cfg(feature = "cuda")]
-fn cuda(index: Option<&str>, name: &str, supported: &str) -> Result<Device, String> {
+fn cuda(index: Option<&str>, name: &str, supported: &str) -> Result<Device> {
     let index = match index {
         None => 0,
         Some(i) => i.parse::<usize>().map_err(|_| {
-            format!(
+            TrainError::Device(format!(
                 "device '{name}': the CUDA index must be a number (cuda:0); this build supports: {supported}"
-            )
+            ))
         })?,
     };
     Ok(Device::cuda(index))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn cuda(_index: Option<&str>, name: &str, supported: &str) -> Result<Device, String> {
-    Err(format!(
+fn cuda(_index: Option<&str>, name: &str, supported: &str) -> Result<Device> {
+    Err(TrainError::Device(format!(
         "device '{name}' needs the `cuda` cargo feature, which this build lacks \
          (rebuild with --features cuda); this build supports: {supported}"
-    ))
+    )))
 }
 
 #[cfg(feature = "wgpu")]
-fn wgpu(_supported: &str) -> Result<Device, String> {
+fn wgpu(_supported: &str) -> Result<Device> {
     Ok(Device::wgpu(DeviceKind::DefaultDevice))
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn wgpu(supported: &str) -> Result<Device, String> {
-    Err(format!(
+fn wgpu(supported: &str) -> Result<Device> {
+    Err(TrainError::Device(format!(
         "device 'wgpu' needs the `wgpu` cargo feature, which this build lacks \
          (rebuild with --features wgpu); this build supports: {supported}"
-    ))
+    )))
 }

@@ -12,6 +12,7 @@ use morris_env::NUM_ACTIONS;
 use morris_env::features::OBS_LEN;
 
 use crate::config::{LrSchedule, OptimizerConfig};
+use crate::error::{Result, TrainError};
 use crate::model::{LossStats, NUM_WDL, NetConfig, PolicyValueNet, loss_from_logits};
 use crate::replay::TrainBatch;
 
@@ -38,8 +39,6 @@ pub fn learning_rate(config: &OptimizerConfig, step: u64, progress: f64) -> f64 
 pub struct StepStats {
     /// The loss parts (policy loss averaged over the rows that have a policy target).
     pub loss: LossStats,
-    /// The learning rate used.
-    pub learning_rate: f64,
     /// Global L2 norm of the gradient before clipping, when it was asked for.
     pub grad_norm: Option<f32>,
 }
@@ -50,8 +49,7 @@ pub struct Learner {
     optim: ModuleOptimizer,
     device: Device,
     config: OptimizerConfig,
-    /// Optimizer steps taken.
-    pub step: u64,
+    step: u64,
 }
 
 fn adamw(config: &OptimizerConfig) -> ModuleOptimizer {
@@ -83,6 +81,11 @@ impl Learner {
         let device = device.clone().autodiff();
         let model = model.to_device(&device).train().with_stable_ids();
         Learner { model, optim: adamw(config), device, config: config.clone(), step }
+    }
+
+    /// Optimizer steps taken.
+    pub fn step(&self) -> u64 {
+        self.step
     }
 
     /// The network being trained (on the autodiff device).
@@ -119,7 +122,7 @@ impl Learner {
         let grad_norm = want_grad_norm.then(|| grad_norm(&self.model, &grads));
         self.model = self.optim.step(lr, self.model.clone(), grads);
         self.step += 1;
-        StepStats { loss: parts.stats(), learning_rate: lr, grad_norm }
+        StepStats { loss: parts.stats(), grad_norm }
     }
 
     /// The learning rate of the next step, given the fraction of the run done.
@@ -131,20 +134,18 @@ impl Learner {
     ///
     /// # Errors
     /// If the file cannot be written (the message names it).
-    pub fn save_optimizer(&self, path: &Path) -> Result<(), String> {
-        self.optim.save(path).map_err(|e| format!("cannot write optimizer state {}: {e}", path.display()))
+    pub fn save_optimizer(&self, path: &Path) -> Result<()> {
+        self.optim
+            .save(path)
+            .map_err(|e| TrainError::io("write optimizer state", path, std::io::Error::other(e.to_string())))
     }
 
     /// Restores the AdamW state saved by [`Learner::save_optimizer`].
     ///
     /// # Errors
     /// If the file is missing or corrupt (the message names it).
-    pub fn load_optimizer(&mut self, path: &Path) -> Result<(), String> {
-        if !path.is_file() {
-            return Err(format!("cannot read optimizer state {}: no such file", path.display()));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| format!("cannot read optimizer state {}: {e}", path.display()))?;
+    pub fn load_optimizer(&mut self, path: &Path) -> Result<()> {
+        let bytes = std::fs::read(path).map_err(|e| TrainError::io("read optimizer state", path, e))?;
         // The burnpack reader panics on some malformed inputs; keep a corrupt file an error.
         let fresh = adamw(&self.config);
         let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -155,8 +156,8 @@ impl Learner {
                 self.optim = optim;
                 Ok(())
             }
-            Ok(Err(e)) => Err(format!("corrupt optimizer state {}: {e}", path.display())),
-            Err(_) => Err(format!("corrupt optimizer state {}: unreadable burnpack data", path.display())),
+            Ok(Err(e)) => Err(TrainError::corrupt("optimizer state", path, e)),
+            Err(_) => Err(TrainError::corrupt("optimizer state", path, "unreadable burnpack data")),
         }
     }
 }
@@ -195,7 +196,7 @@ mod tests {
 
     fn batch(n: usize, seed: u64) -> TrainBatch {
         use crate::replay::Replay;
-        use crate::shard::Sample;
+        use crate::store::Sample;
         use morris_env::{Game, Rng, Rules};
         let rules = Rules::standard();
         let mut rng = Rng::seed_from_u64(seed);
@@ -248,7 +249,7 @@ mod tests {
         for _ in 0..30 {
             last = learner.train_step(&b, 3e-3, false);
         }
-        assert_eq!(learner.step, 31);
+        assert_eq!(learner.step(), 31);
         assert!(last.loss.total < first.loss.total - 0.3, "{first:?} -> {last:?}");
         assert!(last.grad_norm.is_none());
     }
@@ -264,15 +265,16 @@ mod tests {
         for s in 0..3 {
             a.train_step(&batch(32, s), 1e-3, false);
         }
-        let dir = std::env::temp_dir().join(format!("morris-learner-{}", std::process::id()));
-        crate::net_evaluator::save_model(&a.inference_model(), &net, &dir).unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
+        crate::store::save_model(&a.inference_model(), dir).unwrap();
         a.save_optimizer(&dir.join("optimizer.bpk")).unwrap();
-        let (model, _) = crate::net_evaluator::load_model(&dir, &device).unwrap();
-        let mut b = Learner::from_model(model, a.step, &opt, &device);
+        let (model, _) = crate::store::load_model(dir, &device).unwrap();
+        let mut b = Learner::from_model(model, a.step(), &opt, &device);
         b.load_optimizer(&dir.join("optimizer.bpk")).unwrap();
         // A learner without the optimizer state diverges: the test can fail.
-        let (model, _) = crate::net_evaluator::load_model(&dir, &device).unwrap();
-        let mut c = Learner::from_model(model, a.step, &opt, &device);
+        let (model, _) = crate::store::load_model(dir, &device).unwrap();
+        let mut c = Learner::from_model(model, a.step(), &opt, &device);
         let next = batch(32, 99);
         let sa = a.train_step(&next, 1e-3, false);
         let sb = b.train_step(&next, 1e-3, false);
@@ -286,7 +288,6 @@ mod tests {
         assert!((la - lc).abs() > 1e-4, "without optimizer state: {la} vs {lc}; {sc:?}");
         std::fs::write(dir.join("optimizer.bpk"), b"garbage").unwrap();
         let e = b.load_optimizer(&dir.join("optimizer.bpk")).unwrap_err();
-        assert!(e.contains("optimizer.bpk"), "{e}");
-        std::fs::remove_dir_all(&dir).ok();
+        assert!(matches!(&e, TrainError::Corrupt { path, .. } if path.ends_with("optimizer.bpk")), "{e}");
     }
 }

@@ -13,6 +13,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use prost::Message;
 
+use crate::error::{Result, TrainError};
+use crate::store::files::open_append;
+
 /// `tensorflow.Event`, with the members of its `what` oneof that we write encoded as optional
 /// fields (the same wire format).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -91,9 +94,9 @@ impl EventWriter {
     ///
     /// # Errors
     /// If the directory or the file cannot be created or written (the message names the path).
-    pub fn create(dir: &Path) -> Result<EventWriter, String> {
+    pub fn create(dir: &Path) -> Result<EventWriter> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir).map_err(|e| TrainError::io("create", dir, e))?;
         let name = format!(
             "events.out.tfevents.{}.{}.{}.{}",
             now_secs() as u64,
@@ -106,7 +109,7 @@ impl EventWriter {
             .write(true)
             .create_new(true)
             .open(&path)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            .map_err(|e| TrainError::io("create", &path, e))?;
         let mut w = EventWriter { path, file };
         let first = Event {
             wall_time: now_secs(),
@@ -127,17 +130,17 @@ impl EventWriter {
     ///
     /// # Errors
     /// If the write fails (the message names the file).
-    pub fn write_event(&mut self, event: &Event) -> Result<(), String> {
+    pub fn write_event(&mut self, event: &Event) -> Result<()> {
         self.file
             .write_all(&frame(&event.encode_to_vec()))
-            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
+            .map_err(|e| TrainError::io("write", &self.path, e))
     }
 
     /// Writes the scalars `(tag, value)` at `step`, in one record.
     ///
     /// # Errors
     /// If the write fails.
-    pub fn scalars(&mut self, step: i64, values: &[(&str, f32)]) -> Result<(), String> {
+    pub fn scalars(&mut self, step: i64, values: &[(&str, f32)]) -> Result<()> {
         let value = values
             .iter()
             .map(|&(tag, v)| SummaryValue { tag: tag.to_string(), simple_value: Some(v) })
@@ -154,8 +157,8 @@ impl EventWriter {
     ///
     /// # Errors
     /// If the sync fails.
-    pub fn sync(&self) -> Result<(), String> {
-        self.file.sync_data().map_err(|e| format!("cannot sync {}: {e}", self.path.display()))
+    pub fn sync(&self) -> Result<()> {
+        self.file.sync_data().map_err(|e| TrainError::io("sync", &self.path, e))
     }
 }
 
@@ -163,14 +166,14 @@ impl EventWriter {
 ///
 /// # Errors
 /// On a short or corrupt record (with its byte offset) or an undecodable event.
-pub fn read_events(path: &Path) -> Result<Vec<Event>, String> {
+pub fn read_events(path: &Path) -> Result<Vec<Event>> {
     let mut bytes = Vec::new();
     File::open(path)
         .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| TrainError::io("read", path, e))?;
     let mut events = Vec::new();
     let mut at = 0usize;
-    let bad = |at: usize, what: &str| format!("{}: {what} at byte {at}", path.display());
+    let bad = |at: usize, what: &str| TrainError::corrupt("event file", path, format!("{what} at byte {at}"));
     while at < bytes.len() {
         let head = bytes.get(at..at + 12).ok_or_else(|| bad(at, "truncated record header"))?;
         let (len_bytes, crc_bytes) = head.split_at(8);
@@ -206,15 +209,15 @@ impl MetricsLog {
     ///
     /// # Errors
     /// If it cannot be opened (the message names the path).
-    pub fn open(path: &Path) -> Result<MetricsLog, String> {
-        Ok(MetricsLog { path: path.to_path_buf(), file: crate::files::open_append(path)? })
+    pub fn open(path: &Path) -> Result<MetricsLog> {
+        Ok(MetricsLog { path: path.to_path_buf(), file: open_append(path)? })
     }
 
     /// Appends one line with the step, the wall time and the scalars.
     ///
     /// # Errors
     /// If the write fails.
-    pub fn scalars(&mut self, step: i64, values: &[(&str, f32)]) -> Result<(), String> {
+    pub fn scalars(&mut self, step: i64, values: &[(&str, f32)]) -> Result<()> {
         let mut obj = serde_json::Map::new();
         obj.insert("step".into(), step.into());
         obj.insert("wall_time".into(), now_secs().into());
@@ -226,7 +229,7 @@ impl MetricsLog {
             );
         }
         let line = serde_json::Value::Object(obj).to_string() + "\n";
-        self.file.write_all(line.as_bytes()).map_err(|e| format!("cannot write {}: {e}", self.path.display()))
+        self.file.write_all(line.as_bytes()).map_err(|e| TrainError::io("write", &self.path, e))
     }
 }
 
@@ -234,10 +237,11 @@ impl MetricsLog {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("morris-tb-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
+    /// A fresh directory, removed with the guard (also when the test fails).
+    fn scratch() -> (tempfile::TempDir, PathBuf) {
+        let guard = tempfile::tempdir().unwrap();
+        let dir = guard.path().join("tb");
+        (guard, dir)
     }
 
     #[test]
@@ -249,7 +253,7 @@ mod tests {
 
     #[test]
     fn scalars_round_trip_through_an_event_file() {
-        let dir = scratch("round");
+        let (_guard, dir) = scratch();
         let mut w = EventWriter::create(&dir).unwrap();
         w.scalars(1, &[("loss/total", 2.5), ("loss/policy", 1.5)]).unwrap();
         w.scalars(2, &[("loss/total", 2.0)]).unwrap();
@@ -265,24 +269,24 @@ mod tests {
         // A second writer in the same directory gets its own file.
         let w2 = EventWriter::create(&dir).unwrap();
         assert_ne!(w2.path(), w.path());
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn truncated_or_corrupt_records_are_reported() {
-        let dir = scratch("corrupt");
+        let (_guard, dir) = scratch();
         let mut w = EventWriter::create(&dir).unwrap();
         w.scalars(7, &[("x", 1.0)]).unwrap();
         let path = w.path().to_path_buf();
         let good = fs::read(&path).unwrap();
         fs::write(&path, &good[..good.len() - 3]).unwrap();
-        assert!(read_events(&path).unwrap_err().contains("truncated"));
+        let e = read_events(&path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("truncated")), "{e}");
         let mut flipped = good.clone();
         let last = flipped.len() - 6;
         flipped[last] ^= 0x40;
         fs::write(&path, &flipped).unwrap();
-        assert!(read_events(&path).unwrap_err().contains("CRC mismatch"));
-        let _ = fs::remove_dir_all(&dir);
+        let e = read_events(&path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("CRC mismatch")), "{e}");
     }
 
     /// Writes a sample file into `$MORRIS_TB_DIR` for checking with TensorBoard's own reader
@@ -299,7 +303,7 @@ mod tests {
 
     #[test]
     fn metrics_lines_are_appended_whole() {
-        let dir = scratch("metrics");
+        let (_guard, dir) = scratch();
         let path = dir.join("metrics.jsonl");
         let mut m = MetricsLog::open(&path).unwrap();
         m.scalars(3, &[("a", 0.25), ("b", f32::NAN)]).unwrap();
@@ -313,6 +317,5 @@ mod tests {
         assert_eq!(lines[0]["a"], 0.25);
         assert!(lines[0]["b"].is_null());
         assert_eq!(lines[1]["a"], 0.5);
-        let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -53,6 +53,8 @@ use morris_env::features::{NUM_PLANES, adjacency};
 use morris_env::{NUM_ACTIONS, NUM_POINTS};
 use serde::{Deserialize, Serialize};
 
+use crate::error::ConfigError;
+
 /// Number of value-head outputs: win, draw, loss (for the player to move), in that order.
 pub const NUM_WDL: usize = 3;
 
@@ -154,8 +156,8 @@ impl NetConfig {
     /// observation layout.
     ///
     /// # Errors
-    /// A message naming the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// A [`ConfigError::Value`] naming the offending field (`model.…`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
         for (name, value) in [
             ("width", self.width),
             ("blocks", self.blocks),
@@ -163,14 +165,19 @@ impl NetConfig {
             ("value_hidden", self.value_hidden),
         ] {
             if value == 0 || value > MAX_SIZE {
-                return Err(format!("net config: {name} must be in 1..={MAX_SIZE}, got {value}"));
+                return Err(ConfigError::value(
+                    format!("model.{name}"),
+                    format!("must be in 1..={MAX_SIZE}, got {value}"),
+                ));
             }
         }
         if self.input_planes != NUM_PLANES {
-            return Err(format!(
-                "net config: input_planes is {}, but this build encodes {NUM_PLANES} planes \
-                 (a checkpoint for another observation layout?)",
-                self.input_planes
+            return Err(ConfigError::value(
+                "model.input_planes",
+                format!(
+                    "is {}, but this build encodes {NUM_PLANES} planes (a network for another observation layout?)",
+                    self.input_planes
+                ),
             ));
         }
         Ok(())

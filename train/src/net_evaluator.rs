@@ -1,4 +1,5 @@
-//! Batched network inference as an [`Evaluator`], and saving/loading the weights and config.
+//! Batched network inference as an [`Evaluator`]: one forward pass per batch of leaves, with the
+//! policy softmax over legal actions only.
 //!
 //! # Threads (flex backend)
 //!
@@ -15,23 +16,16 @@
 //! (~7.5k/s on one thread, ~10k/s on two) and slows down at 256–1024 (its `[B*24, width]`
 //! activations leave the cache), so feed it batches of about 64.
 
-use std::fs;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use burn::prelude::*;
-use burn::store::{ModuleSnapshot, SafetensorsStore};
 use burn::tensor::Transaction;
 use morris_env::features::OBS_LEN;
 use morris_env::{ActionMask, NUM_ACTIONS, Rules};
 
+use crate::error::{Result, TrainError};
 use crate::evaluator::{EvalBatch, Evaluator, Leaf, encode_batch};
-use crate::model::{NUM_WDL, NetConfig, PolicyValueNet};
-
-/// File name of the weights inside a model directory.
-pub const MODEL_FILE: &str = "model.safetensors";
-/// File name of the [`NetConfig`] (JSON) inside a model directory.
-pub const CONFIG_FILE: &str = "config.json";
+use crate::model::{NUM_WDL, PolicyValueNet};
 
 /// The policy/value network as an [`Evaluator`]: one forward pass per batch of leaves.
 ///
@@ -58,12 +52,12 @@ impl NetEvaluator {
     /// calling pool for its kernels). Without this, calls use whatever pool they come from.
     ///
     /// # Errors
-    /// If the pool cannot be built.
-    pub fn with_threads(mut self, threads: usize) -> Result<NetEvaluator, String> {
+    /// [`TrainError::Internal`] if the pool cannot be built.
+    pub fn with_threads(mut self, threads: usize) -> Result<NetEvaluator> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
             .build()
-            .map_err(|e| format!("cannot build a {threads}-thread pool: {e}"))?;
+            .map_err(|e| TrainError::Internal(format!("cannot build a {threads}-thread pool: {e}")))?;
         self.pool = Some(Arc::new(pool));
         Ok(self)
     }
@@ -149,83 +143,4 @@ impl Evaluator for NetEvaluator {
         let c = self.model.config();
         format!("net({} {}x{})", c.trunk, c.blocks, c.width)
     }
-}
-
-/// Saves `model`'s weights to `dir/model.safetensors` and `config` to `dir/config.json`,
-/// creating `dir` if needed and replacing existing files (each written to a scratch file and
-/// renamed, so a crash leaves the old file or the new one).
-///
-/// # Errors
-/// If `config` is not the model's own config, or a file cannot be written (the message names it).
-pub fn save_model(model: &PolicyValueNet, config: &NetConfig, dir: &Path) -> Result<(), String> {
-    if model.config() != config {
-        return Err(format!(
-            "save_model: the config does not match the model's ({:?} vs {:?})",
-            config,
-            model.config()
-        ));
-    }
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create model directory {}: {e}", dir.display()))?;
-    let config_path = dir.join(CONFIG_FILE);
-    let json = serde_json::to_string_pretty(config)
-        .map_err(|e| format!("cannot serialise the net config for {}: {e}", config_path.display()))?;
-    crate::files::write_atomic(&config_path, (json + "\n").as_bytes())?;
-    let model_path = dir.join(MODEL_FILE);
-    let mut store = SafetensorsStore::from_file(model_path.clone()).overwrite(true);
-    model.save_into(&mut store).map_err(|e| format!("cannot write {}: {e}", model_path.display()))
-}
-
-/// Loads a model saved by [`save_model`] (or exported with `model.json`, see
-/// [`crate::export`]) onto `device` (plain for inference, or `device.autodiff()` to resume
-/// training), with its config.
-///
-/// # Errors
-/// If `dir/config.json` (or `dir/model.json`) is missing, unreadable, not a valid [`NetConfig`] or fails
-/// [`NetConfig::validate`], or if `dir/model.safetensors` is missing, corrupt, or does not hold
-/// exactly the tensors of that config. The message names the file.
-pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig), String> {
-    let config_path = dir.join(CONFIG_FILE);
-    let card_path = dir.join(crate::export::MODEL_CARD_FILE);
-    // An exported model (`eval export`) describes itself in model.json instead.
-    let exported = !config_path.exists() && card_path.exists();
-    let described_by = if exported { card_path.clone() } else { config_path.clone() };
-    let config = if exported {
-        crate::export::ModelCard::read(dir)?.net
-    } else {
-        let text = fs::read_to_string(&config_path)
-            .map_err(|e| format!("cannot read net config {}: {e}", config_path.display()))?;
-        let config: NetConfig = serde_json::from_str(&text)
-            .map_err(|e| format!("corrupt net config {}: {e}", config_path.display()))?;
-        config.validate().map_err(|e| format!("{}: {e}", config_path.display()))?;
-        config
-    };
-    let model_path: PathBuf = dir.join(MODEL_FILE);
-    if !model_path.is_file() {
-        return Err(format!("cannot read model weights {}: no such file", model_path.display()));
-    }
-    let mut model = config.init(device);
-    // Partial and unvalidated, so that mismatches come back as data and get a short message.
-    let mut store = SafetensorsStore::from_file(model_path.clone()).allow_partial(true).validate(false);
-    let applied = model
-        .load_from(&mut store)
-        .map_err(|e| format!("corrupt model weights {}: {e}", model_path.display()))?;
-    let mut problems = Vec::new();
-    if let Some(first) = applied.errors.first() {
-        problems.push(format!("{} tensors do not fit (first: {first})", applied.errors.len()));
-    }
-    if let Some((first, _)) = applied.missing.first() {
-        problems.push(format!("{} tensors missing (first: {first})", applied.missing.len()));
-    }
-    if let Some(first) = applied.unused.first() {
-        problems.push(format!("{} tensors unexpected (first: {first})", applied.unused.len()));
-    }
-    if !problems.is_empty() {
-        return Err(format!(
-            "model weights {} do not match the network of {}: {}",
-            model_path.display(),
-            described_by.display(),
-            problems.join("; ")
-        ));
-    }
-    Ok((model, config))
 }

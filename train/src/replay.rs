@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use morris_env::features::{OBS_LEN, encode};
 use morris_env::{NUM_ACTIONS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
 
-use crate::shard::Sample;
+use crate::store::Sample;
 
 /// A training batch, struct-of-arrays.
 ///
@@ -188,7 +188,7 @@ pub fn write_sample(
 mod tests {
     use super::*;
 
-    use crate::shard::tests::random_game_samples as game_samples;
+    use crate::store::shard::tests::random_game_samples as game_samples;
 
     #[test]
     fn the_window_keeps_the_newest_positions() {

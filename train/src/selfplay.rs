@@ -6,9 +6,13 @@ use morris_env::{
 };
 
 use crate::config::SelfPlayConfig;
+use crate::error::{ConfigError, Result, TrainError};
 use crate::evaluator::Evaluator;
 use crate::mcts::{Mcts, MctsConfig, Tree};
-use crate::shard::Sample;
+use crate::store::Sample;
+
+/// Stream of [`Rng::derive`] for the generator that draws full or cheap searches.
+const SEARCH_STREAM: u64 = 3;
 
 /// A position waiting for its game's result.
 struct Pending {
@@ -35,6 +39,8 @@ pub struct GameStats {
     pub win_too_few_pieces: u64,
     /// Wins by leaving the opponent without a legal move.
     pub win_blocked: u64,
+    /// Wins because the opponent's action was illegal (only with `IllegalActionMode::Lose`).
+    pub win_illegal_action: u64,
     /// Draws by threefold repetition.
     pub draw_repetition: u64,
     /// Draws by the N-move rule.
@@ -56,7 +62,8 @@ impl GameStats {
                 }
                 match reason {
                     WinReason::TooFewPieces => self.win_too_few_pieces += 1,
-                    WinReason::Blocked | WinReason::IllegalAction => self.win_blocked += 1,
+                    WinReason::Blocked => self.win_blocked += 1,
+                    WinReason::IllegalAction => self.win_illegal_action += 1,
                 }
             }
             Outcome::Draw(reason) => {
@@ -80,6 +87,7 @@ impl GameStats {
         self.black_wins += other.black_wins;
         self.win_too_few_pieces += other.win_too_few_pieces;
         self.win_blocked += other.win_blocked;
+        self.win_illegal_action += other.win_illegal_action;
         self.draw_repetition += other.draw_repetition;
         self.draw_n_move += other.draw_n_move;
         self.draw_turn_cap += other.draw_turn_cap;
@@ -98,6 +106,7 @@ impl GameStats {
             ("selfplay/black_win", self.black_wins as f32 / g),
             ("selfplay/reason_too_few_pieces", self.win_too_few_pieces as f32 / g),
             ("selfplay/reason_blocked", self.win_blocked as f32 / g),
+            ("selfplay/reason_illegal_action", self.win_illegal_action as f32 / g),
             ("selfplay/reason_repetition", self.draw_repetition as f32 / g),
             ("selfplay/reason_n_move", self.draw_n_move as f32 / g),
             ("selfplay/reason_turn_cap", self.draw_turn_cap as f32 / g),
@@ -132,18 +141,14 @@ impl SelfPlay {
     ///
     /// # Errors
     /// If `parallel_games` is 0.
-    pub fn new(
-        config: &SelfPlayConfig,
-        mcts: &MctsConfig,
-        rules: Rules,
-        seed: u64,
-    ) -> Result<SelfPlay, String> {
+    pub fn new(config: &SelfPlayConfig, mcts: &MctsConfig, rules: Rules, seed: u64) -> Result<SelfPlay> {
         let mut env_config = VecEnvConfig::new(config.parallel_games, rules);
         env_config.seed = seed;
         env_config.auto_reset = AutoReset::SameStep;
         env_config.opening_plies = config.opening_plies;
-        let env = VecEnv::new(env_config).map_err(|e| e.to_string())?;
-        let mut rng = Rng::seed_from_u64(seed ^ 0x5e1f_91a7);
+        let env = VecEnv::new(env_config)
+            .map_err(|e| ConfigError::value("selfplay.parallel_games", e.to_string()))?;
+        let mut rng = Rng::seed_from_u64(Rng::derive(seed, SEARCH_STREAM, 0));
         let trees = (0..env.num_envs()).map(|i| Tree::new(env.game(i), rng.next_u64() ^ i as u64)).collect();
         let full_config = MctsConfig { num_simulations: config.simulations, ..mcts.clone() };
         let cheap_config = MctsConfig {
@@ -175,7 +180,7 @@ impl SelfPlay {
     ///
     /// # Errors
     /// If the env rejects a searched action (a bug).
-    pub fn step<E: Evaluator + ?Sized>(&mut self, evaluator: &mut E) -> Result<(), String> {
+    pub fn step<E: Evaluator + ?Sized>(&mut self, evaluator: &mut E) -> Result<()> {
         let full = self.rng.next_f64() < self.config.full_search_fraction as f64;
         let mcts = if full { &mut self.full } else { &mut self.cheap };
         mcts.search(&mut self.trees, evaluator);
@@ -193,14 +198,16 @@ impl SelfPlay {
             } else {
                 self.config.final_temperature
             };
-            self.actions[i] = tree
-                .choose_action(&mcts.config, t)
-                .ok_or_else(|| format!("self-play: game {i} has no legal action but is not over"))?;
+            self.actions[i] = tree.choose_action(&mcts.config, t).ok_or_else(|| {
+                TrainError::Internal(format!("self-play: game {i} has no legal action but is not over"))
+            })?;
         }
         self.positions += self.trees.len() as u64;
-        self.env.step(&self.actions).map_err(|e| e.to_string())?;
+        self.env.step(&self.actions).map_err(|e| TrainError::Internal(format!("self-play: {e}")))?;
         if let Some((i, e)) = self.env.errors().next() {
-            return Err(format!("self-play: the env rejected the searched action in game {i}: {e}"));
+            return Err(TrainError::Internal(format!(
+                "self-play: the env rejected the searched action in game {i}: {e}"
+            )));
         }
         let reuse = self.full.config.reuse_tree;
         let (terminated, truncated) = (self.env.terminated(), self.env.truncated());
@@ -221,7 +228,8 @@ impl SelfPlay {
                 }
                 tree.reset(self.env.game(i));
             } else {
-                tree.advance(self.actions[i], reuse).map_err(|e| format!("self-play tree, game {i}: {e}"))?;
+                tree.advance(self.actions[i], reuse)
+                    .map_err(|e| TrainError::Internal(format!("self-play tree, game {i}: {e}")))?;
             }
         }
         Ok(())

@@ -57,6 +57,15 @@ pub struct MinimaxConfig {
     pub weights: EvalWeights,
 }
 
+/// Transposition-table size (`tt_bits`) of the minimax players in arena matches, on the Elo
+/// ladder and in the training evaluation: 2^18 entries of 16 bytes, 4 MiB per searcher.
+///
+/// It is a quarter of the 2^20 entries (16 MiB) of [`MinimaxConfig::depth`]: those callers build
+/// a new searcher, and so allocate and clear a new table, for every game (the arena for each of
+/// the games it plays in parallel, the training evaluation for every game of a match at once). The agent spec `minimax:depth=D` stands for this size (other sizes are written
+/// `tt=BITS`), so the ladder ratings describe searchers with this table.
+pub const ARENA_TT_BITS: u32 = 18;
+
 impl MinimaxConfig {
     /// A depth-limited search with the default weights and a 2^20-entry table.
     pub fn depth(depth: u32) -> MinimaxConfig {

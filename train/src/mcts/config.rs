@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ConfigError;
+
 /// How children are scored during selection below the root (and at the root with PUCT).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -86,17 +88,17 @@ impl MctsConfig {
     /// Checks the values, naming the first bad key.
     ///
     /// # Errors
-    /// A message naming the key and the allowed range.
-    pub fn validate(&self) -> Result<(), String> {
+    /// A [`ConfigError::Value`] naming the key (`mcts.…`) and the allowed range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let pos = |name: &str, v: f32| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(format!("mcts.{name} must be a positive number, got {v}"))
+                Err(ConfigError::value(format!("mcts.{name}"), format!("must be a positive number, got {v}")))
             }
         };
         if self.num_simulations == 0 {
-            return Err("mcts.num_simulations must be at least 1".into());
+            return Err(ConfigError::value("mcts.num_simulations", "must be at least 1"));
         }
         pos("pb_c_init", self.pb_c_init)?;
         pos("pb_c_base", self.pb_c_base)?;
@@ -105,16 +107,19 @@ impl MctsConfig {
         pos("gumbel_c_visit", self.gumbel_c_visit)?;
         pos("gumbel_c_scale", self.gumbel_c_scale)?;
         if !(0.0..=1.0).contains(&self.dirichlet_fraction) {
-            return Err(format!(
-                "mcts.dirichlet_fraction must be in [0, 1], got {}",
-                self.dirichlet_fraction
+            return Err(ConfigError::value(
+                "mcts.dirichlet_fraction",
+                format!("must be in [0, 1], got {}", self.dirichlet_fraction),
             ));
         }
         if !(self.fpu_reduction.is_finite() && (0.0..=2.0).contains(&self.fpu_reduction)) {
-            return Err(format!("mcts.fpu_reduction must be in [0, 2], got {}", self.fpu_reduction));
+            return Err(ConfigError::value(
+                "mcts.fpu_reduction",
+                format!("must be in [0, 2], got {}", self.fpu_reduction),
+            ));
         }
         if self.gumbel_max_considered < 2 {
-            return Err("mcts.gumbel_max_considered must be at least 2".into());
+            return Err(ConfigError::value("mcts.gumbel_max_considered", "must be at least 2"));
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
-//! Checkpoints `RUN/checkpoints/step-N/`: the model (safetensors), the optimizer state, the
-//! resolved config, RNG states and metadata, written to a temporary directory and renamed into
-//! place so that a kill at any moment leaves the previous checkpoint whole.
+//! Checkpoints `RUN/checkpoints/step-N/`: the model, the optimizer state, the resolved config,
+//! RNG states and metadata, built aside and renamed into place so that a kill at any moment
+//! leaves the previous checkpoint whole; plus each checkpoint's evaluation and `best.json`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -9,11 +9,13 @@ use burn::prelude::Device;
 use morris_env::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::files::{read_json, read_text, write_atomic, write_dir_atomic, write_json};
+use super::model_dir::{CONFIG_FILE, load_model, save_model};
+use super::rating::{Elo, as_triple};
 use crate::config::TrainConfig;
-use crate::files::write_atomic;
+use crate::error::{Result, TrainError};
 use crate::learner::Learner;
 use crate::model::{NetConfig, PolicyValueNet};
-use crate::net_evaluator::{load_model, save_model};
 
 /// Version of the checkpoint layout.
 pub const CHECKPOINT_VERSION: u32 = 1;
@@ -28,7 +30,7 @@ pub const EVAL_FILE: &str = "eval.json";
 /// Names the checkpoint marked best (in `RUN/checkpoints/`).
 pub const BEST_FILE: &str = "best.json";
 
-/// Everything besides the weights and the optimizer that a resumed run needs.
+/// Everything besides the weights and the optimizer that a resumed run needs (`meta.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointMeta {
     /// [`CHECKPOINT_VERSION`].
@@ -53,17 +55,30 @@ pub struct CheckpointMeta {
     pub crate_version: String,
 }
 
+/// One opponent's result in a checkpoint's evaluation: `(opponent spec, score, games)`.
+pub type OpponentScore = (String, f64, u32);
+
 /// Evaluation results of one checkpoint (its `eval.json`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CheckpointEval {
     /// Step of the evaluated network.
     pub step: u64,
-    /// Implied Elo on the minimax ladder and its 95% interval.
-    pub elo: Option<[f64; 3]>,
-    /// `(opponent, score, games)`.
-    pub scores: Vec<(String, f64, u32)>,
+    /// Implied Elo on the minimax ladder and its 95% interval (stored as `[elo, low95, high95]`).
+    #[serde(with = "as_triple")]
+    pub elo: Option<Elo>,
+    /// The score against each opponent.
+    pub scores: Vec<OpponentScore>,
     /// Simulations per move of the network.
     pub simulations: u32,
+}
+
+/// `best.json`: the checkpoint with the highest evaluated Elo so far.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BestCheckpoint {
+    /// Its directory name, `step-N`.
+    pub checkpoint: String,
+    /// Its Elo.
+    pub elo: f64,
 }
 
 /// A checkpoint read back.
@@ -92,23 +107,20 @@ pub fn checkpoint_name(step: u64) -> String {
 /// the same step is replaced only after the new one is complete.
 ///
 /// # Errors
-/// If a file cannot be written (the message names it).
+/// [`TrainError::Io`] naming the file that cannot be written.
 pub fn save(
     checkpoints: &Path,
     learner: &Learner,
     config_text: &str,
     meta: &CheckpointMeta,
-) -> Result<PathBuf, String> {
-    fs::create_dir_all(checkpoints).map_err(|e| format!("cannot create {}: {e}", checkpoints.display()))?;
+) -> Result<PathBuf> {
+    fs::create_dir_all(checkpoints).map_err(|e| TrainError::io("create", checkpoints, e))?;
     let dest = checkpoints.join(checkpoint_name(meta.step));
-    crate::files::write_dir_atomic(&dest, |tmp| {
-        let model = learner.inference_model();
-        save_model(&model, model.config(), tmp)?;
+    write_dir_atomic(&dest, |tmp| {
+        save_model(&learner.inference_model(), tmp)?;
         learner.save_optimizer(&tmp.join(OPTIMIZER_FILE))?;
         write_atomic(&tmp.join(TRAIN_CONFIG_FILE), config_text.as_bytes())?;
-        let json = serde_json::to_string_pretty(meta)
-            .map_err(|e| format!("cannot serialise checkpoint metadata: {e}"))?;
-        write_atomic(&tmp.join(META_FILE), (json + "\n").as_bytes())
+        write_json(&tmp.join(META_FILE), meta)
     })?;
     Ok(dest)
 }
@@ -144,96 +156,126 @@ pub fn clean_partial(checkpoints: &Path) {
 /// latest one under `path/checkpoints/` (a run directory).
 ///
 /// # Errors
-/// If `path` does not exist or holds no checkpoint.
-pub fn resolve(path: &Path) -> Result<PathBuf, String> {
+/// [`TrainError::NotFound`] if `path` does not exist or holds no checkpoint.
+pub fn resolve(path: &Path) -> Result<PathBuf> {
     if !path.exists() {
-        return Err(format!("cannot resume from {}: no such file or directory", path.display()));
+        return Err(TrainError::NotFound {
+            what: "cannot resume from",
+            path: path.to_path_buf(),
+            hint: ": no such file or directory".into(),
+        });
     }
     if path.join(META_FILE).exists() {
         return Ok(path.to_path_buf());
     }
     let dir = path.join("checkpoints");
-    list(&dir).pop().map(|(_, d)| d).ok_or_else(|| {
-        format!(
-            "cannot resume from {}: it is neither a checkpoint (no {META_FILE}) nor a run directory with \
-             checkpoints in {}",
-            path.display(),
+    list(&dir).pop().map(|(_, d)| d).ok_or_else(|| TrainError::NotFound {
+        what: "cannot resume from",
+        path: path.to_path_buf(),
+        hint: format!(
+            ": it is neither a checkpoint (no {META_FILE}) nor a run directory with checkpoints in {}",
             dir.display()
-        )
+        ),
     })
+}
+
+/// Reads and checks a checkpoint's `meta.json`.
+///
+/// # Errors
+/// [`TrainError::Io`] if unreadable, [`TrainError::Corrupt`] if malformed,
+/// [`TrainError::Incompatible`] for another layout version.
+pub fn read_meta(dir: &Path) -> Result<CheckpointMeta> {
+    let path = dir.join(META_FILE);
+    let meta: CheckpointMeta = read_json(&path, "checkpoint metadata")?;
+    if meta.version != CHECKPOINT_VERSION {
+        return Err(TrainError::incompatible(
+            &path,
+            format!(
+                "checkpoint version {} is not supported (this build reads version {CHECKPOINT_VERSION})",
+                meta.version
+            ),
+        ));
+    }
+    Ok(meta)
+}
+
+/// Reads a checkpoint's `train.toml` (with `overrides` applied) and its raw text.
+///
+/// # Errors
+/// [`TrainError::Io`] if unreadable, [`TrainError::Config`] naming the file and key if invalid.
+pub fn read_config(dir: &Path, overrides: &[String]) -> Result<(TrainConfig, String)> {
+    let path = dir.join(TRAIN_CONFIG_FILE);
+    let text = read_text(&path)?;
+    let config = TrainConfig::from_toml(&text, overrides).map_err(|e| TrainError::from(e).in_file(&path))?;
+    Ok((config, text))
 }
 
 /// Reads the checkpoint in `dir`, loading the network onto `device`.
 ///
 /// # Errors
-/// If a file is missing, corrupt or inconsistent; the message names the file.
-pub fn load(dir: &Path, device: &Device) -> Result<Loaded, String> {
-    let meta_path = dir.join(META_FILE);
-    let text =
-        fs::read_to_string(&meta_path).map_err(|e| format!("cannot read {}: {e}", meta_path.display()))?;
-    let meta: CheckpointMeta = serde_json::from_str(&text)
-        .map_err(|e| format!("corrupt checkpoint metadata {}: {e}", meta_path.display()))?;
-    if meta.version != CHECKPOINT_VERSION {
-        return Err(format!(
-            "{}: checkpoint version {} is not supported (this build reads version {CHECKPOINT_VERSION})",
-            meta_path.display(),
-            meta.version
-        ));
-    }
-    let config_path = dir.join(TRAIN_CONFIG_FILE);
-    let config_text = fs::read_to_string(&config_path)
-        .map_err(|e| format!("cannot read {}: {e}", config_path.display()))?;
-    let config =
-        TrainConfig::from_toml(&config_text, &[]).map_err(|e| format!("{}: {e}", config_path.display()))?;
+/// A missing, corrupt or inconsistent file, as a [`TrainError`] that names it.
+pub fn load(dir: &Path, device: &Device) -> Result<Loaded> {
+    let meta = read_meta(dir)?;
+    let (config, config_text) = read_config(dir, &[])?;
     let (model, net) = load_model(dir, device)?;
     if net != config.model {
-        return Err(format!(
-            "{}: the network's config does not match [model] in {}",
-            dir.join(crate::net_evaluator::CONFIG_FILE).display(),
-            config_path.display()
+        return Err(TrainError::incompatible(
+            &dir.join(CONFIG_FILE),
+            format!(
+                "the network's config does not match [model] in {}",
+                dir.join(TRAIN_CONFIG_FILE).display()
+            ),
         ));
     }
     let optimizer = dir.join(OPTIMIZER_FILE);
     if !optimizer.is_file() {
-        return Err(format!("cannot read optimizer state {}: no such file", optimizer.display()));
+        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        return Err(TrainError::io("read optimizer state", &optimizer, missing));
     }
     Ok(Loaded { dir: dir.to_path_buf(), model, net, config, config_text, meta })
 }
 
-/// The checkpoint marked best, if any: `(name, elo)`.
-pub fn best(checkpoints: &Path) -> Option<(String, f64)> {
-    let text = fs::read_to_string(checkpoints.join(BEST_FILE)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some((v.get("checkpoint")?.as_str()?.to_string(), v.get("elo")?.as_f64()?))
+/// A checkpoint's evaluation results, if it has been evaluated.
+///
+/// # Errors
+/// [`TrainError::Corrupt`] if `eval.json` exists but is malformed.
+pub fn read_eval(dir: &Path) -> Result<Option<CheckpointEval>> {
+    let path = dir.join(EVAL_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    read_json(&path, "evaluation results").map(Some)
+}
+
+/// The checkpoint marked best, if any (an unreadable `best.json` counts as none).
+pub fn best(checkpoints: &Path) -> Option<BestCheckpoint> {
+    read_json(&checkpoints.join(BEST_FILE), "best checkpoint").ok()
 }
 
 /// Records `eval` in the checkpoint of its step (if that still exists) and marks that checkpoint
 /// best if its Elo beats the current best. Returns whether it became the best.
 ///
 /// # Errors
-/// If a file cannot be written.
-pub fn record_eval(checkpoints: &Path, eval: &CheckpointEval) -> Result<bool, String> {
+/// [`TrainError::Io`] if a file cannot be written.
+pub fn record_eval(checkpoints: &Path, eval: &CheckpointEval) -> Result<bool> {
     let name = checkpoint_name(eval.step);
     let dir = checkpoints.join(&name);
     if !dir.is_dir() {
         return Ok(false);
     }
-    let json =
-        serde_json::to_string_pretty(eval).map_err(|e| format!("cannot serialise eval results: {e}"))?;
-    write_atomic(&dir.join(EVAL_FILE), (json + "\n").as_bytes())?;
-    let Some([elo, ..]) = eval.elo else { return Ok(false) };
-    if best(checkpoints).is_some_and(|(_, b)| b >= elo) {
+    write_json(&dir.join(EVAL_FILE), eval)?;
+    let Some(elo) = eval.elo else { return Ok(false) };
+    if best(checkpoints).is_some_and(|b| b.elo >= elo.elo) {
         return Ok(false);
     }
-    let json = serde_json::json!({ "checkpoint": name, "elo": elo });
-    write_atomic(&checkpoints.join(BEST_FILE), format!("{json:#}\n").as_bytes())?;
+    write_json(&checkpoints.join(BEST_FILE), &BestCheckpoint { checkpoint: name, elo: elo.elo })?;
     Ok(true)
 }
 
 /// Deletes all but the newest `keep_last` checkpoints, never the best one nor those in `keep`.
 pub fn prune(checkpoints: &Path, keep_last: usize, keep: &[u64]) {
     let all = list(checkpoints);
-    let best = best(checkpoints).map(|(n, _)| n);
+    let best = best(checkpoints).map(|b| b.checkpoint);
     let cut = all.len().saturating_sub(keep_last);
     for (step, dir) in &all[..cut] {
         if keep.contains(step) || best.as_deref() == Some(&checkpoint_name(*step)) {
@@ -265,8 +307,8 @@ mod tests {
 
     #[test]
     fn save_load_prune_and_best() {
-        let root = std::env::temp_dir().join(format!("morris-ckpt-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
         let device = Device::flex();
         let mut config = TrainConfig::default();
         config.model.width = 16;
@@ -274,37 +316,35 @@ mod tests {
         let text = toml::to_string(&config).unwrap();
         let learner = Learner::new(&config.model, &OptimizerConfig::default(), &device);
         for step in [10, 20, 30] {
-            save(&root, &learner, &text, &meta(step)).unwrap();
+            save(root, &learner, &text, &meta(step)).unwrap();
         }
         // A leftover of an interrupted write is neither listed nor resumed from.
         fs::create_dir_all(root.join(".tmp-step-40-1")).unwrap();
-        assert_eq!(list(&root).iter().map(|x| x.0).collect::<Vec<_>>(), [10, 20, 30]);
-        assert!(resolve(&root).unwrap_err().contains("neither a checkpoint"));
+        assert_eq!(list(root).iter().map(|x| x.0).collect::<Vec<_>>(), [10, 20, 30]);
+        assert!(matches!(resolve(root), Err(TrainError::NotFound { .. })));
         assert_eq!(resolve(&root.join("step-20")).unwrap(), root.join("step-20"));
         let loaded = load(&root.join("step-20"), &device).unwrap();
         assert_eq!(loaded.meta, meta(20));
         assert_eq!(loaded.config, config);
-        clean_partial(&root);
+        clean_partial(root);
         assert!(!root.join(".tmp-step-40-1").exists());
 
-        let eval =
-            CheckpointEval { step: 10, elo: Some([900.0, 800.0, 1000.0]), scores: vec![], simulations: 8 };
-        assert!(record_eval(&root, &eval).unwrap());
-        assert!(
-            !record_eval(&root, &CheckpointEval { step: 20, elo: Some([850.0; 3]), ..eval.clone() }).unwrap()
-        );
-        prune(&root, 1, &[]);
-        assert_eq!(list(&root).iter().map(|x| x.0).collect::<Vec<_>>(), [10, 30], "best and newest kept");
+        let elo = |e: f64| Some(Elo { elo: e, low95: e - 100.0, high95: e + 100.0 });
+        let eval = CheckpointEval { step: 10, elo: elo(900.0), scores: vec![], simulations: 8 };
+        assert!(record_eval(root, &eval).unwrap());
+        assert_eq!(read_eval(&root.join("step-10")).unwrap(), Some(eval.clone()));
+        assert!(!record_eval(root, &CheckpointEval { step: 20, elo: elo(850.0), ..eval.clone() }).unwrap());
+        prune(root, 1, &[]);
+        assert_eq!(list(root).iter().map(|x| x.0).collect::<Vec<_>>(), [10, 30], "best and newest kept");
 
         // Corrupt or missing files get errors naming them.
         fs::write(root.join("step-30").join(META_FILE), "{").unwrap();
         let e = load(&root.join("step-30"), &device).err().unwrap();
-        assert!(e.contains(META_FILE), "{e}");
+        assert!(matches!(&e, TrainError::Corrupt { path, .. } if path.ends_with(META_FILE)), "{e}");
         fs::write(root.join("step-10/model.safetensors"), "junk").unwrap();
         let e = load(&root.join("step-10"), &device).err().unwrap();
-        assert!(e.contains("model.safetensors"), "{e}");
+        assert!(matches!(&e, TrainError::Corrupt { path, .. } if path.ends_with("model.safetensors")), "{e}");
         let e = resolve(&root.join("nope")).unwrap_err();
-        assert!(e.contains("nope"), "{e}");
-        let _ = fs::remove_dir_all(&root);
+        assert!(matches!(&e, TrainError::NotFound { path, .. } if path.ends_with("nope")), "{e}");
     }
 }

@@ -22,6 +22,12 @@ use std::path::Path;
 
 use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position};
 
+use super::files::write_atomic;
+use crate::error::{Result, TrainError};
+
+/// What the errors of this module call a shard.
+const WHAT: &str = "game shard";
+
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
 pub const SHARD_VERSION: u32 = 2;
@@ -76,22 +82,26 @@ pub struct Shard {
 /// rename, so a reader (or a crash) never sees half a shard.
 ///
 /// # Errors
-/// If the file cannot be written or renamed (the message names it), or a sample has more than
-/// 600 policy entries.
-pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<(), String> {
+/// [`TrainError::Io`] if the file cannot be written or renamed, [`TrainError::Internal`] if a
+/// sample has more than 600 policy entries or there are more than `u32::MAX` samples.
+pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
     let mut bytes = Vec::with_capacity(20 + samples.len() * 64);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&SHARD_VERSION.to_le_bytes());
-    let count = u32::try_from(samples.len()).map_err(|_| "too many samples for one shard".to_string())?;
+    let count = u32::try_from(samples.len())
+        .map_err(|_| TrainError::Internal(format!("too many samples for one shard ({})", samples.len())))?;
     bytes.extend_from_slice(&count.to_le_bytes());
     bytes.extend_from_slice(&games.to_le_bytes());
     for s in samples {
         if s.policy.len() > NUM_ACTIONS {
-            return Err(format!("a sample has {} policy entries (at most {NUM_ACTIONS})", s.policy.len()));
+            let n = s.policy.len();
+            return Err(TrainError::Internal(format!(
+                "a sample has {n} policy entries (at most {NUM_ACTIONS})"
+            )));
         }
         encode(s, &mut bytes);
     }
-    crate::files::write_atomic(path, &bytes)
+    write_atomic(path, &bytes)
 }
 
 /// A little-endian reader over a byte slice that reports where it ran out.
@@ -111,24 +121,28 @@ impl Cursor<'_> {
 /// Reads a shard written by [`write_shard`], validating every record.
 ///
 /// # Errors
-/// If the file is missing, not a shard, of another version, truncated, or holds an impossible
-/// position or action; the message names the file and the record.
-pub fn read_shard(path: &Path) -> Result<Shard, String> {
-    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let file = path.display();
+/// [`TrainError::Io`] if the file cannot be read; [`TrainError::Corrupt`] if it is not a shard, is
+/// truncated, or holds an impossible position or action (the reason names the record);
+/// [`TrainError::Incompatible`] for another format version.
+pub fn read_shard(path: &Path) -> Result<Shard> {
+    let bytes = fs::read(path).map_err(|e| TrainError::io("read", path, e))?;
     let mut c = Cursor { bytes: &bytes, at: 0 };
     if c.take::<8>().as_ref() != Some(MAGIC) {
-        return Err(format!("{file}: not a game shard (bad magic)"));
+        return Err(TrainError::corrupt(WHAT, path, "not a game shard (bad magic)"));
     }
-    let version = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
+    let truncated = || TrainError::corrupt(WHAT, path, "truncated header");
+    let version = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
     if version != SHARD_VERSION {
-        return Err(format!("{file}: shard version {version}, this build reads version {SHARD_VERSION}"));
+        return Err(TrainError::incompatible(
+            path,
+            format!("shard version {version}, this build reads version {SHARD_VERSION}"),
+        ));
     }
-    let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
-    let games = c.take::<4>().map(u32::from_le_bytes).ok_or_else(|| format!("{file}: truncated header"))?;
+    let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
+    let games = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
     let mut samples = Vec::with_capacity(count.min(1 << 20) as usize);
     for i in 0..count {
-        let bad = |what: &str| format!("{file}: record {i}: {what}");
+        let bad = |what: &str| TrainError::corrupt(WHAT, path, format!("record {i}: {what}"));
         // The fixed part of a record: 19 bytes, laid out as in the module docs.
         let head: [u8; 19] = c.take().ok_or_else(|| bad("truncated"))?;
         let u32_at = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
@@ -163,7 +177,8 @@ pub fn read_shard(path: &Path) -> Result<Shard, String> {
         samples.push(Sample { position, repetitions, policy, outcome, full_search: flags & 4 != 0 });
     }
     if c.at != bytes.len() {
-        return Err(format!("{file}: {} bytes after the last record", bytes.len() - c.at));
+        let extra = bytes.len() - c.at;
+        return Err(TrainError::corrupt(WHAT, path, format!("{extra} bytes after the last record")));
     }
     Ok(Shard { samples, games })
 }
@@ -199,17 +214,10 @@ pub(crate) mod tests {
         out
     }
 
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("morris-shard-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     #[test]
     fn shards_round_trip_exactly() {
-        let dir = scratch("round");
-        let path = dir.join("00000.shard");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("00000.shard");
         let s = samples();
         assert!(s.len() > 20);
         write_shard(&path, &s, 1).unwrap();
@@ -218,36 +226,38 @@ pub(crate) mod tests {
         // Far smaller than float observations (15 × 24 × 4 bytes per position).
         let size = fs::metadata(&path).unwrap().len() as usize;
         assert!(size < s.len() * 15 * 24 * 4 / 2, "{size} bytes");
-        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn bad_shards_are_rejected_with_the_file_and_record() {
-        let dir = scratch("bad");
-        let path = dir.join("x.shard");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.shard");
         write_shard(&path, &samples(), 1).unwrap();
         let good = fs::read(&path).unwrap();
 
         fs::write(&path, b"NOTSHARD").unwrap();
-        assert!(read_shard(&path).unwrap_err().contains("bad magic"));
+        let e = read_shard(&path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("bad magic")), "{e}");
 
         fs::write(&path, &good[..good.len() - 3]).unwrap();
         let e = read_shard(&path).unwrap_err();
-        assert!(e.contains("x.shard") && e.contains("truncated"), "{e}");
+        assert!(matches!(&e, TrainError::Corrupt { path: p, .. } if p == &path), "{e}");
+        assert!(e.to_string().contains("x.shard") && e.to_string().contains("truncated"), "{e}");
 
         // Both players on point 0 in the first record.
         let mut overlap = good.clone();
         overlap[20] |= 1;
         overlap[24] |= 1;
         let e = read_shard(&path.with_file_name("y.shard")).unwrap_err();
-        assert!(e.contains("y.shard"), "{e}");
+        assert!(matches!(&e, TrainError::Io { path: p, .. } if p.ends_with("y.shard")), "{e}");
         fs::write(&path, &overlap).unwrap();
-        assert!(read_shard(&path).unwrap_err().contains("record 0"));
+        let e = read_shard(&path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.starts_with("record 0")), "{e}");
 
         let mut version = good.clone();
         version[8] = 9;
         fs::write(&path, &version).unwrap();
-        assert!(read_shard(&path).unwrap_err().contains("version 9"));
-        let _ = fs::remove_dir_all(&dir);
+        let e = read_shard(&path).unwrap_err();
+        assert!(matches!(&e, TrainError::Incompatible { reason, .. } if reason.contains("version 9")), "{e}");
     }
 }

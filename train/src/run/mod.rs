@@ -1,0 +1,356 @@
+//! A training run: deciding how it starts, then self-play and the learner side by side (or the
+//! learner alone, fed by `train selfplay` workers through the run directory) until the budget
+//! is spent.
+//!
+//! | module | job |
+//! |---|---|
+//! | `mod.rs` | [`Start`] (new, from a run directory, resume), [`start_run`] and the main loop |
+//! | [`trainer`] | the learner's side: shards into the replay window, steps, checkpoints, logging |
+//! | [`selfplayer`] | in-process self-play in one group per thread, written as shards |
+//! | [`judge`] | the [`Judge`] trait the run calls to rate its network, run in the background |
+//! | [`metrics`] | loss means, throughput windows, time fractions, TensorBoard and JSONL sinks |
+//! | [`display`] | the progress bar or plain progress lines |
+//! | [`worker`] | `train selfplay`: a separate self-play process |
+//!
+//! The files of a run directory are described in [`crate::store::run_dir`].
+
+mod display;
+pub mod judge;
+mod metrics;
+mod selfplayer;
+mod trainer;
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use morris_env::Rng;
+
+pub use judge::{Judge, Judgement, OpponentResult};
+pub use metrics::peak_memory_mib;
+pub use worker::{WorkerOptions, selfplay_worker};
+
+use self::selfplayer::SelfPlayer;
+use self::trainer::{Trainer, TrainerState};
+use crate::config::TrainConfig;
+use crate::device::device_from_name;
+use crate::error::{Result, TrainError};
+use crate::learner::Learner;
+use crate::replay::Replay;
+use crate::store::checkpoint;
+use crate::store::files::{read_text, write_atomic};
+use crate::store::{RunDir, ShardWriter};
+
+/// How often the learner looks for other workers' shards.
+const SCAN_EVERY: Duration = Duration::from_secs(1);
+/// How long a learner without in-process self-play sleeps when it has nothing to learn from.
+const IDLE_SLEEP: Duration = Duration::from_millis(200);
+/// The worker name of in-process self-play.
+const LOCAL_WORKER: &str = "local";
+
+/// Which roles this process plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Self-play and learner in one process (the default).
+    Both,
+    /// The learner only; self-play comes from `train selfplay` processes.
+    Learn,
+}
+
+/// Settings of the process (not of the run).
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Roles of this process.
+    pub role: Role,
+    /// No progress output at all (errors are still printed).
+    pub quiet: bool,
+}
+
+/// How a run starts, decided once from the command line ([`Start::decide`]), with its config
+/// already parsed and validated.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// A new run from a config file, in a directory that holds no run yet.
+    New {
+        /// The resolved config.
+        config: TrainConfig,
+        /// The config file it came from.
+        file: PathBuf,
+        /// The run directory.
+        run_dir: PathBuf,
+    },
+    /// A run directory with its own `config.toml` but no checkpoint yet (prepared by hand, or
+    /// stopped before its first checkpoint): starts from that config.
+    FromRunDir {
+        /// The resolved config.
+        config: TrainConfig,
+        /// The run directory.
+        run_dir: PathBuf,
+    },
+    /// Continues from a checkpoint (`--set` may change everything but the network's shape).
+    Resume {
+        /// The resolved config: the checkpoint's, with the overrides.
+        config: TrainConfig,
+        /// The checkpoint directory.
+        checkpoint: PathBuf,
+    },
+}
+
+impl Start {
+    /// Decides how to start: with `config_file`, a new run (in `run_dir`, or the config's
+    /// `run.output_dir/run.name`); otherwise the run in `run_dir` continues from its latest
+    /// checkpoint (or `run_dir` is itself a checkpoint), or starts from its own `config.toml` if
+    /// it has no checkpoint. `overrides` are `section.key=value` strings.
+    ///
+    /// # Errors
+    /// [`TrainError::Config`] naming the file and key; [`TrainError::AlreadyExists`] if a new
+    /// run's directory already holds a run; [`TrainError::NotFound`] if there is nothing to
+    /// resume; I/O errors naming the file.
+    pub fn decide(config_file: Option<&Path>, run_dir: Option<&Path>, overrides: &[String]) -> Result<Start> {
+        if let Some(file) = config_file {
+            let config = parse_config_file(file, overrides)?;
+            let run_dir =
+                run_dir.map_or_else(|| config.run.output_dir.join(&config.run.name), Path::to_path_buf);
+            let dir = RunDir::new(&run_dir);
+            if dir.config().exists() || !checkpoint::list(&dir.checkpoints()).is_empty() {
+                return Err(TrainError::AlreadyExists {
+                    hint: format!(
+                        "holds a run: resume it with --resume {}, or choose another --run-dir or run.name",
+                        run_dir.display()
+                    ),
+                    path: run_dir,
+                });
+            }
+            return Ok(Start::New { config, file: file.to_path_buf(), run_dir });
+        }
+        let Some(dir) = run_dir else {
+            return Err(TrainError::Config {
+                file: None,
+                source: crate::error::ConfigError::Parse(
+                    "pass --config FILE (e.g. configs/default.toml), --resume DIR or --run-dir DIR".into(),
+                ),
+            });
+        };
+        let own = RunDir::new(dir);
+        if own.config().is_file() && checkpoint::list(&own.checkpoints()).is_empty() {
+            let config = parse_config_file(&own.config(), overrides)?;
+            return Ok(Start::FromRunDir { config, run_dir: dir.to_path_buf() });
+        }
+        let ckpt = checkpoint::resolve(dir)?;
+        let (config, _) = checkpoint::read_config(&ckpt, overrides)?;
+        Ok(Start::Resume { config, checkpoint: ckpt })
+    }
+
+    /// The resolved config.
+    pub fn config(&self) -> &TrainConfig {
+        match self {
+            Start::New { config, .. } | Start::FromRunDir { config, .. } | Start::Resume { config, .. } => {
+                config
+            }
+        }
+    }
+
+    /// The file the config was read from (for error messages).
+    pub fn config_file(&self) -> PathBuf {
+        match self {
+            Start::New { file, .. } => file.clone(),
+            Start::FromRunDir { run_dir, .. } => RunDir::new(run_dir).config(),
+            Start::Resume { checkpoint, .. } => checkpoint.join(checkpoint::TRAIN_CONFIG_FILE),
+        }
+    }
+}
+
+/// Reads and validates a config file with overrides; errors name the file.
+fn parse_config_file(file: &Path, overrides: &[String]) -> Result<TrainConfig> {
+    let text = read_text(file)?;
+    TrainConfig::from_toml(&text, overrides).map_err(|e| TrainError::from(e).in_file(file))
+}
+
+/// Runs a training run as `start` says, with `judge` (if any) rating the network every
+/// `schedule.eval_every` steps.
+///
+/// # Errors
+/// Any failure of the run: I/O, a corrupt checkpoint, a diverging loss, a failed evaluation.
+pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>) -> Result<()> {
+    let config = start.config().clone();
+    build_thread_pool(config.run.threads);
+    let device = device_from_name(&config.run.device)?;
+    let (dir, state, resumed_from) = match &start {
+        Start::New { run_dir, .. } | Start::FromRunDir { run_dir, .. } => {
+            let dir = RunDir::new(run_dir);
+            let learner = Learner::new(&config.model, &config.optimizer, &device);
+            let mut run_rng = Rng::seed_from_u64(config.run.seed);
+            let replay = Replay::new(config.replay.window, config.replay.max_reuse, run_rng.next_u64());
+            (dir, TrainerState { learner, replay, run_rng, resumed: None }, None)
+        }
+        Start::Resume { checkpoint: ckpt, .. } => {
+            let loaded = checkpoint::load(ckpt, &device)?;
+            if config.model != loaded.config.model {
+                return Err(TrainError::Config {
+                    file: None,
+                    source: crate::error::ConfigError::value(
+                        "model",
+                        "(the network's shape) cannot change when resuming",
+                    ),
+                });
+            }
+            let root = ckpt.parent().and_then(Path::parent).ok_or_else(|| TrainError::NotFound {
+                what: "cannot resume from",
+                path: ckpt.clone(),
+                hint: ": it is not inside RUN/checkpoints/".into(),
+            })?;
+            let dir = RunDir::new(root);
+            checkpoint::clean_partial(&dir.checkpoints());
+            dir.clear_finished();
+            let meta = loaded.meta;
+            let mut learner = Learner::from_model(loaded.model, meta.step, &config.optimizer, &device);
+            learner.load_optimizer(&ckpt.join(checkpoint::OPTIMIZER_FILE))?;
+            let replay = Replay::new(config.replay.window, config.replay.max_reuse, 0);
+            let run_rng = meta.run_rng.clone();
+            (dir, TrainerState { learner, replay, run_rng, resumed: Some(meta) }, Some(ckpt.clone()))
+        }
+    };
+    std::fs::create_dir_all(dir.games()).map_err(|e| TrainError::io("create", &dir.games(), e))?;
+    write_atomic(&dir.config(), config.to_toml().as_bytes())?;
+    let t = Trainer::new(config, dir, device, state, judge, options.quiet)?;
+    if let Some(ckpt) = resumed_from {
+        t.display.line(&format!(
+            "resumed from {} at step {} ({} positions in the replay window)",
+            ckpt.display(),
+            t.learner.step(),
+            t.feed.replay.len()
+        ));
+    }
+    run(t, options)
+}
+
+/// The main loop: self-play and learning until the budget is spent, then a last checkpoint and
+/// evaluation, and the summary.
+fn run(mut t: Trainer, options: &Options) -> Result<()> {
+    let model = t.learner.inference_model();
+    t.dir.publish_model(t.learner.step(), &model)?;
+    let mut selfplay = match options.role {
+        Role::Both => {
+            let seed = t.run_rng.next_u64();
+            let writer = ShardWriter::new(&t.dir, LOCAL_WORKER);
+            let groups = rayon::current_num_threads();
+            Some(SelfPlayer::new(&t.config, t.rules, model, &t.device, writer, seed, groups)?)
+        }
+        Role::Learn => {
+            t.display.line(&format!(
+                "learner waiting for game shards in {} (start: train selfplay --run-dir {})",
+                t.dir.games().display(),
+                t.dir.root().display()
+            ));
+            None
+        }
+    };
+    // In-process self-play and learning run side by side: each iteration plays one move in
+    // every game on one side and takes up to `burst` optimizer steps on the other (a rayon
+    // join), then exchanges data and weights. `burst` lets the learner keep up with the reuse
+    // cap; a fixed count (not a time budget) keeps runs reproducible.
+    let burst = (t.config.selfplay.parallel_games as f64 * t.config.replay.max_reuse as f64
+        / t.config.optimizer.batch_size as f64)
+        .ceil() as u64
+        + 1;
+    let mut last_scan = Instant::now();
+    t.ingest();
+    while !t.done() {
+        let mut wrote = false;
+        let trained = match selfplay.as_mut() {
+            Some(sp) => {
+                let (played, learned) = rayon::join(
+                    || {
+                        let s = Instant::now();
+                        sp.step().map(|r| (r, s.elapsed().as_secs_f64()))
+                    },
+                    || t.train_burst(burst),
+                );
+                let (progress, secs) = played?;
+                let (steps, published) = learned?;
+                t.interval.add_selfplay(progress.positions, progress.evaluations, sp.take_stats());
+                t.clock.selfplay_s += secs;
+                wrote = progress.wrote_shard;
+                if let Some(model) = published {
+                    sp.set_model(&model);
+                }
+                steps > 0
+            }
+            None => t.train_burst(u64::MAX)?.0 > 0,
+        };
+        // Other workers' shards are looked for every second; ours as soon as one is written.
+        if wrote || last_scan.elapsed() >= SCAN_EVERY {
+            last_scan = Instant::now();
+            let added = t.ingest();
+            if selfplay.is_none() {
+                t.interval.add_selfplay(added, 0, Default::default());
+            }
+        }
+        t.poll_eval(false)?;
+        if selfplay.is_none() && !trained {
+            std::thread::sleep(IDLE_SLEEP);
+        }
+        if !trained && t.learner.step() == 0 {
+            let msg = format!(
+                "| collecting positions: {} in the window (training starts at {})",
+                t.feed.replay.len(),
+                t.config.replay.min_positions
+            );
+            t.display.update(0, &msg);
+        }
+    }
+    finish(t, options)
+}
+
+/// The end of a run: a last checkpoint and (unless the last step was just evaluated) a last
+/// evaluation, the `FINISHED` mark and the summary.
+fn finish(mut t: Trainer, options: &Options) -> Result<()> {
+    t.save_checkpoint()?;
+    t.poll_eval(true)?;
+    let step = t.learner.step();
+    let every = t.config.schedule.eval_every;
+    if every > 0 && step > 0 && !step.is_multiple_of(every) {
+        t.start_eval()?;
+        t.poll_eval(true)?;
+    }
+    debug_assert!(!t.evaluating());
+    t.dir.mark_finished(step)?;
+    t.display.finish();
+    if options.quiet {
+        return Ok(());
+    }
+    let session = t.clock.session();
+    println!(
+        "finished at step {step} after {:.1} min: {} positions from {} games; busy time: self-play {:.0}%, \
+         learning {:.0}%, evaluation {:.0}% of the wall time (they run side by side); peak memory {}",
+        t.clock.wall() / 60.0,
+        t.feed.replay.added(),
+        t.feed.games,
+        100.0 * t.clock.selfplay_s / session,
+        100.0 * t.clock.learn_s / session,
+        100.0 * t.clock.eval_s / session,
+        peak_memory_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB"))
+    );
+    if let Some(last) = t.last_eval() {
+        println!("last evaluation: {last}");
+    }
+    if let Some(e) = t.best_elo() {
+        println!("best checkpoint Elo: {e:.0}");
+    }
+    println!("run directory: {}", t.dir.root().display());
+    Ok(())
+}
+
+/// Sizes rayon's global pool (0: all cores). Only the first call in a process can size it;
+/// later calls change nothing.
+fn build_thread_pool(threads: usize) {
+    if threads > 0 {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+    }
+}
+
+/// FNV-1a hash of a string (to derive a worker's seed from its name).
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}

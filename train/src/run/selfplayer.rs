@@ -1,0 +1,134 @@
+//! Self-play for one process: the games split into groups (one per thread), each with its own
+//! network evaluator, stepped concurrently, their positions written out as game shards.
+
+use burn::prelude::Device;
+use morris_env::{Rng, Rules};
+use rayon::prelude::*;
+
+use crate::config::TrainConfig;
+use crate::error::Result;
+use crate::model::PolicyValueNet;
+use crate::net_evaluator::NetEvaluator;
+use crate::selfplay::{GameStats, SelfPlay};
+use crate::store::{Sample, ShardWriter};
+
+/// Stream of [`Rng::derive`] for the seeds of self-play groups.
+const GROUP_STREAM: u64 = 1;
+
+/// Self-play for one process. At the default sizes one network call uses about one core (the
+/// matrix products are below flex's threshold for splitting), so a single group would leave
+/// the other cores mostly idle.
+pub(crate) struct SelfPlayer {
+    groups: Vec<(SelfPlay, NetEvaluator)>,
+    writer: ShardWriter,
+    ready: Vec<Sample>,
+    games_written: u64,
+    shard_positions: usize,
+}
+
+/// What one [`SelfPlayer::step`] did.
+pub(crate) struct Progress {
+    /// Positions recorded.
+    pub(crate) positions: u64,
+    /// Network evaluations made.
+    pub(crate) evaluations: u64,
+    /// Whether a shard was written.
+    pub(crate) wrote_shard: bool,
+}
+
+impl SelfPlayer {
+    /// `config.selfplay.parallel_games` games in `groups` groups (at most one per game), all
+    /// seeded from `seed`, playing with `model`.
+    ///
+    /// # Errors
+    /// A self-play config that cannot be used.
+    pub(crate) fn new(
+        config: &TrainConfig,
+        rules: Rules,
+        model: PolicyValueNet,
+        device: &Device,
+        writer: ShardWriter,
+        seed: u64,
+        groups: usize,
+    ) -> Result<SelfPlayer> {
+        let total = config.selfplay.parallel_games;
+        let n = groups.clamp(1, total);
+        let mut out = Vec::with_capacity(n);
+        for g in 0..n {
+            let games = total / n + usize::from(g < total % n);
+            let sp_config =
+                crate::config::SelfPlayConfig { parallel_games: games, ..config.selfplay.clone() };
+            let group_seed = Rng::derive(seed, GROUP_STREAM, g as u64);
+            let play = SelfPlay::new(&sp_config, &config.mcts, rules, group_seed)?;
+            out.push((play, NetEvaluator::new(model.clone(), device.clone())));
+        }
+        Ok(SelfPlayer {
+            groups: out,
+            writer,
+            ready: Vec::new(),
+            games_written: 0,
+            shard_positions: config.selfplay.shard_positions,
+        })
+    }
+
+    /// Plays one move in every game; writes a shard when enough positions are ready.
+    ///
+    /// # Errors
+    /// A search that broke an invariant, or a shard that cannot be written.
+    pub(crate) fn step(&mut self) -> Result<Progress> {
+        let (p0, e0) = (self.positions(), self.evaluations());
+        self.groups.par_iter_mut().try_for_each(|(play, evaluator)| play.step(evaluator))?;
+        for (play, _) in &mut self.groups {
+            self.ready.append(&mut play.take_samples());
+        }
+        let wrote_shard = self.ready.len() >= self.shard_positions;
+        if wrote_shard {
+            self.flush()?;
+        }
+        Ok(Progress { positions: self.positions() - p0, evaluations: self.evaluations() - e0, wrote_shard })
+    }
+
+    /// Positions recorded so far.
+    pub(crate) fn positions(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.positions).sum()
+    }
+
+    fn evaluations(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.evaluations()).sum()
+    }
+
+    /// Games finished so far.
+    pub(crate) fn games(&self) -> u64 {
+        self.groups.iter().map(|g| g.0.games).sum()
+    }
+
+    /// The statistics of the games finished since the last call.
+    pub(crate) fn take_stats(&mut self) -> GameStats {
+        let mut stats = GameStats::default();
+        for (play, _) in &mut self.groups {
+            stats.merge(play.take_stats());
+        }
+        stats
+    }
+
+    /// Plays on with new weights.
+    pub(crate) fn set_model(&mut self, model: &PolicyValueNet) {
+        for (_, evaluator) in &mut self.groups {
+            evaluator.set_model(model);
+        }
+    }
+
+    /// Writes the positions not yet written as a shard.
+    ///
+    /// # Errors
+    /// If the shard cannot be written.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if self.ready.is_empty() {
+            return Ok(());
+        }
+        let games = self.games() - self.games_written;
+        self.games_written = self.games();
+        let samples = std::mem::take(&mut self.ready);
+        self.writer.write(&samples, games as u32)
+    }
+}

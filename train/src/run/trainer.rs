@@ -1,0 +1,352 @@
+//! The learner's side of a run: reading new game shards into the replay window, optimizer
+//! steps, publishing model versions, checkpoints, logging and starting periodic evaluations.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use burn::prelude::Device;
+use morris_env::{Rng, Rules};
+
+use super::display::Display;
+use super::judge::{EvalJob, Judge};
+use super::metrics::{Clock, Interval, RunState, Sinks};
+use crate::config::TrainConfig;
+use crate::error::{Result, TrainError};
+use crate::learner::Learner;
+use crate::model::PolicyValueNet;
+use crate::replay::{Replay, TrainBatch};
+use crate::store::checkpoint::{self, CHECKPOINT_VERSION, CheckpointMeta};
+use crate::store::{RunDir, read_shard};
+
+/// The replay window and what it was filled from.
+pub(crate) struct Feed {
+    /// The window.
+    pub(crate) replay: Replay,
+    /// The batch buffer, reused between steps.
+    batch: TrainBatch,
+    /// Shards read (by name), so each is read once.
+    seen: HashSet<String>,
+    /// Shards read, in reading order (stored in checkpoints).
+    shards: Vec<String>,
+    /// Games whose positions reached the learner.
+    pub(crate) games: u64,
+}
+
+/// The periodic evaluation: who judges, the running job, and what it last said.
+struct Evaluation {
+    judge: Option<Arc<dyn Judge>>,
+    job: Option<EvalJob>,
+    last: String,
+    best_elo: Option<f64>,
+}
+
+/// The learner's side of a run (self-play, when in the same process, is driven beside it).
+pub(crate) struct Trainer {
+    pub(crate) config: TrainConfig,
+    config_text: String,
+    pub(crate) rules: Rules,
+    pub(crate) dir: RunDir,
+    pub(crate) device: Device,
+    pub(crate) learner: Learner,
+    pub(crate) feed: Feed,
+    /// Seeds self-play and evaluations (stored in checkpoints).
+    pub(crate) run_rng: Rng,
+    pub(crate) clock: Clock,
+    pub(crate) interval: Interval,
+    sinks: Sinks,
+    pub(crate) display: Display,
+    eval: Evaluation,
+    last_checkpoint: Option<u64>,
+}
+
+/// What a trainer starts from besides its config.
+pub(crate) struct TrainerState {
+    pub(crate) learner: Learner,
+    pub(crate) replay: Replay,
+    pub(crate) run_rng: Rng,
+    /// The checkpoint resumed from, if any.
+    pub(crate) resumed: Option<CheckpointMeta>,
+}
+
+impl Trainer {
+    /// A trainer for `config` in `dir` (the config's text is what checkpoints store).
+    ///
+    /// # Errors
+    /// An unknown rules preset, or log files that cannot be opened.
+    pub(crate) fn new(
+        config: TrainConfig,
+        dir: RunDir,
+        device: Device,
+        state: TrainerState,
+        judge: Option<Arc<dyn Judge>>,
+        quiet: bool,
+    ) -> Result<Trainer> {
+        let rules = config.game_rules()?;
+        let config_text = config.to_toml();
+        let sinks = Sinks::open(&dir)?;
+        let TrainerState { learner, replay, run_rng, resumed } = state;
+        let display = Display::new(config.schedule.step_limit(), learner.step(), quiet);
+        let feed =
+            Feed { replay, batch: TrainBatch::default(), seen: HashSet::new(), shards: Vec::new(), games: 0 };
+        let mut t = Trainer {
+            clock: Clock::new(resumed.as_ref().map_or(0.0, |m| m.wall_time_s)),
+            config,
+            config_text,
+            rules,
+            dir,
+            device,
+            learner,
+            feed,
+            run_rng,
+            interval: Interval::default(),
+            sinks,
+            display,
+            eval: Evaluation { judge, job: None, last: String::new(), best_elo: None },
+            last_checkpoint: None,
+        };
+        if let Some(meta) = resumed {
+            t.rebuild_replay(&meta);
+            t.feed.games = meta.games;
+            t.last_checkpoint = Some(meta.step);
+        }
+        Ok(t)
+    }
+
+    /// Fraction of the run's budget used (steps or wall time, whichever is further along).
+    pub(crate) fn progress(&self) -> f64 {
+        let s = &self.config.schedule;
+        let by_steps = s.step_limit().map_or(0.0, |t| self.learner.step() as f64 / t as f64);
+        let by_time = s.wall_time_minutes.map_or(0.0, |m| self.clock.wall() / (60.0 * m));
+        by_steps.max(by_time)
+    }
+
+    /// Whether the run's budget is spent.
+    pub(crate) fn done(&self) -> bool {
+        self.progress() >= 1.0
+    }
+
+    /// Writes scalars at `step`.
+    fn log_at(&mut self, step: u64, values: &[(String, f32)]) -> Result<()> {
+        self.sinks.write(step, values)
+    }
+
+    /// Reads the shards that appeared since the last call into the replay window; returns the
+    /// number of positions added.
+    pub(crate) fn ingest(&mut self) -> u64 {
+        let mut added = 0;
+        for name in self.dir.new_shards(&self.feed.seen) {
+            self.feed.seen.insert(name.clone());
+            match read_shard(&self.dir.shard(&name)) {
+                Ok(shard) => {
+                    added += shard.samples.len() as u64;
+                    self.feed.games += shard.games as u64;
+                    self.feed.replay.extend(shard.samples);
+                    self.feed.shards.push(name);
+                }
+                Err(e) => self.display.line(&format!("warning: skipping a game shard: {e}")),
+            }
+        }
+        added
+    }
+
+    /// Rebuilds the replay window from the newest shards the checkpoint had read.
+    fn rebuild_replay(&mut self, meta: &CheckpointMeta) {
+        let mut tail = Vec::new();
+        let mut have = 0usize;
+        for name in meta.shards.iter().rev() {
+            if have >= self.config.replay.window {
+                break;
+            }
+            match read_shard(&self.dir.shard(name)) {
+                Ok(shard) => {
+                    have += shard.samples.len();
+                    tail.push(shard.samples);
+                }
+                Err(e) => self.display.line(&format!("warning: the replay window misses a shard: {e}")),
+            }
+        }
+        let replay = &mut self.feed.replay;
+        for samples in tail.into_iter().rev() {
+            replay.extend(samples);
+        }
+        replay.set_counters(meta.positions, meta.samples_drawn);
+        replay.set_rng(meta.replay_rng.clone());
+        self.feed.seen.extend(meta.shards.iter().cloned());
+        self.feed.shards = meta.shards.clone();
+    }
+
+    fn meta(&self) -> CheckpointMeta {
+        CheckpointMeta {
+            version: CHECKPOINT_VERSION,
+            step: self.learner.step(),
+            games: self.feed.games,
+            positions: self.feed.replay.added(),
+            samples_drawn: self.feed.replay.drawn(),
+            wall_time_s: self.clock.wall(),
+            replay_rng: self.feed.replay.rng().clone(),
+            run_rng: self.run_rng.clone(),
+            shards: self.feed.shards.clone(),
+            crate_version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    /// Writes a checkpoint of the current step (once per step) and prunes old ones.
+    ///
+    /// # Errors
+    /// If it cannot be written.
+    pub(crate) fn save_checkpoint(&mut self) -> Result<()> {
+        let step = self.learner.step();
+        if self.last_checkpoint == Some(step) {
+            return Ok(());
+        }
+        let dir = checkpoint::save(&self.dir.checkpoints(), &self.learner, &self.config_text, &self.meta())?;
+        self.last_checkpoint = Some(step);
+        // The checkpoint under evaluation stays until its results are attached.
+        let keep: Vec<u64> = self.eval.job.as_ref().map(|j| j.step).into_iter().collect();
+        checkpoint::prune(&self.dir.checkpoints(), self.config.schedule.keep_last, &keep);
+        self.sinks.sync()?;
+        self.display.line(&format!("checkpoint {}", dir.display()));
+        Ok(())
+    }
+
+    /// Starts judging the current network in the background, unless there is no judge, no
+    /// opponent, or a judgement is still running.
+    ///
+    /// # Errors
+    /// If the checkpoint the results will be attached to cannot be written.
+    pub(crate) fn start_eval(&mut self) -> Result<()> {
+        let Some(judge) = self.eval.judge.clone() else { return Ok(()) };
+        if self.config.eval.opponents.is_empty() {
+            return Ok(());
+        }
+        let step = self.learner.step();
+        if self.eval.job.is_some() {
+            self.display.line(&format!("step {step}: the previous evaluation is still running; skipped"));
+            return Ok(());
+        }
+        self.save_checkpoint()?;
+        let seed = self.run_rng.next_u64();
+        let job = EvalJob::start(judge, self.learner.inference_model(), self.device.clone(), step, seed);
+        self.eval.job = Some(job);
+        Ok(())
+    }
+
+    /// Whether an evaluation is running.
+    pub(crate) fn evaluating(&self) -> bool {
+        self.eval.job.is_some()
+    }
+
+    /// Collects a finished evaluation (or waits for it with `wait`), logs it and marks the best
+    /// checkpoint.
+    ///
+    /// # Errors
+    /// The judge's error, or a file that cannot be written.
+    pub(crate) fn poll_eval(&mut self, wait: bool) -> Result<()> {
+        let finished = self.eval.job.as_ref().is_some_and(EvalJob::is_finished);
+        if !finished && !wait {
+            return Ok(());
+        }
+        let Some(job) = self.eval.job.take() else { return Ok(()) };
+        let step = job.step;
+        let (judgement, secs) = job.join()?;
+        self.clock.eval_s += secs;
+        self.log_at(step, &judgement.scalars())?;
+        self.eval.last = judgement.summary();
+        let best = checkpoint::record_eval(&self.dir.checkpoints(), &judgement.record(step))?;
+        if best {
+            self.eval.best_elo = judgement.elo.map(|e| e.elo);
+        }
+        let note = if best { " (best so far)" } else { "" };
+        self.display.line(&format!("eval at step {step}: {}{note}", self.eval.last));
+        Ok(())
+    }
+
+    /// The last evaluation's summary, if there was one.
+    pub(crate) fn last_eval(&self) -> Option<&str> {
+        (!self.eval.last.is_empty()).then_some(self.eval.last.as_str())
+    }
+
+    /// The best evaluated Elo of this session, or of the run's `best.json`.
+    pub(crate) fn best_elo(&self) -> Option<f64> {
+        self.eval.best_elo.or_else(|| checkpoint::best(&self.dir.checkpoints()).map(|b| b.elo))
+    }
+
+    /// Whether the replay window allows another step.
+    fn can_train(&self) -> bool {
+        self.feed.replay.len() >= self.config.replay.min_positions
+            && self.feed.replay.can_draw(self.config.optimizer.batch_size)
+            && !self.done()
+    }
+
+    /// Up to `max_steps` optimizer steps, as far as the reuse cap allows. Returns the number of
+    /// steps and the last model published meanwhile (for in-process self-play).
+    ///
+    /// # Errors
+    /// A diverging loss, or a file that cannot be written.
+    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<PolicyValueNet>)> {
+        let (mut steps, mut published) = (0, None);
+        while steps < max_steps && self.can_train() {
+            if let Some(model) = self.train_step()? {
+                published = Some(model);
+            }
+            steps += 1;
+        }
+        Ok((steps, published))
+    }
+
+    fn train_step(&mut self) -> Result<Option<PolicyValueNet>> {
+        let t = Instant::now();
+        let lr = self.learner.next_learning_rate(self.progress());
+        let batch_size = self.config.optimizer.batch_size;
+        if !self.feed.replay.draw(batch_size, &self.rules, &mut self.feed.batch) {
+            return Ok(None);
+        }
+        let want_norm = (self.learner.step() + 1).is_multiple_of(self.config.schedule.log_every);
+        let stats = self.learner.train_step(&self.feed.batch, lr, want_norm);
+        if !stats.loss.total.is_finite() {
+            return Err(TrainError::NonFiniteLoss { step: self.learner.step(), loss: stats.loss.total });
+        }
+        self.interval.add_step(&stats, batch_size);
+        self.clock.learn_s += t.elapsed().as_secs_f64();
+        let step = self.learner.step();
+        let sc = &self.config.schedule;
+        let (publish, log, save, eval) = (
+            step.is_multiple_of(sc.publish_every),
+            step.is_multiple_of(sc.log_every),
+            step.is_multiple_of(sc.checkpoint_every),
+            sc.eval_every > 0 && step.is_multiple_of(sc.eval_every),
+        );
+        let mut published = None;
+        if publish {
+            let model = self.learner.inference_model();
+            self.dir.publish_model(step, &model)?;
+            published = Some(model);
+        }
+        if log {
+            self.log_interval(lr)?;
+        }
+        if save {
+            self.save_checkpoint()?;
+        }
+        if eval {
+            self.start_eval()?;
+        }
+        Ok(published)
+    }
+
+    fn log_interval(&mut self, learning_rate: f64) -> Result<()> {
+        let state = RunState {
+            learning_rate,
+            replay_len: self.feed.replay.len(),
+            replay_added: self.feed.replay.added(),
+            games: self.feed.games,
+        };
+        let (values, msg) = self.interval.take(&self.clock, &state);
+        let step = self.learner.step();
+        self.log_at(step, &values)?;
+        let eval = self.last_eval().unwrap_or("no eval yet").to_string();
+        self.display.update(step, &format!("{msg} | {eval}"));
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! A model directory: the network's weights (`model.safetensors`) and its shape, either as
+//! `config.json` (checkpoints, published versions) or as the `model.json` card of an exported model.
+
+use std::fs;
+use std::path::Path;
+
+use burn::prelude::*;
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use morris_env::features::OBS_VERSION;
+use serde::{Deserialize, Serialize};
+
+use super::files::{read_json, write_json};
+use super::rating::Elo;
+use crate::error::{Result, TrainError};
+use crate::model::{NetConfig, PolicyValueNet};
+
+/// File name of the weights inside a model directory.
+pub const MODEL_FILE: &str = "model.safetensors";
+/// File name of the [`NetConfig`] (JSON) inside a model directory.
+pub const CONFIG_FILE: &str = "config.json";
+/// File name of the model card in an exported model directory.
+pub const MODEL_CARD_FILE: &str = "model.json";
+/// Version of the model card format.
+pub const MODEL_CARD_VERSION: u32 = 1;
+
+/// An Elo measured at a given search budget, as a model card states it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EloAt {
+    /// The rating and its interval.
+    #[serde(flatten)]
+    pub rating: Elo,
+    /// Simulations per move it was measured at.
+    pub simulations: u32,
+}
+
+/// `model.json`: what a user of an exported model needs besides the weights.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelCard {
+    /// [`MODEL_CARD_VERSION`].
+    pub format: u32,
+    /// The network's shape.
+    pub net: NetConfig,
+    /// The observation layout the network reads ([`OBS_VERSION`]).
+    pub observation_version: u32,
+    /// The rules preset it was trained under.
+    pub rules: String,
+    /// Optimizer steps of training.
+    pub step: u64,
+    /// Its Elo on the minimax ladder, if it was evaluated.
+    pub elo: Option<EloAt>,
+    /// The checkpoint it was exported from.
+    pub source: String,
+}
+
+impl ModelCard {
+    /// Reads and checks `dir/model.json`.
+    ///
+    /// # Errors
+    /// [`TrainError::Io`] if it is missing, [`TrainError::Corrupt`] if malformed, and
+    /// [`TrainError::Incompatible`] for another format version, another observation layout or an
+    /// invalid network shape.
+    pub fn read(dir: &Path) -> Result<ModelCard> {
+        let path = dir.join(MODEL_CARD_FILE);
+        let card: ModelCard = read_json(&path, "model card")?;
+        if card.format != MODEL_CARD_VERSION {
+            return Err(TrainError::incompatible(
+                &path,
+                format!("model card format {} (this build reads {MODEL_CARD_VERSION})", card.format),
+            ));
+        }
+        if card.observation_version != OBS_VERSION {
+            return Err(TrainError::incompatible(
+                &path,
+                format!(
+                    "the network reads observation layout {}, this build encodes layout {OBS_VERSION}",
+                    card.observation_version
+                ),
+            ));
+        }
+        card.net.validate().map_err(|e| TrainError::incompatible(&path, e.to_string()))?;
+        Ok(card)
+    }
+
+    /// Writes the card as `dir/model.json`.
+    ///
+    /// # Errors
+    /// [`TrainError::Io`] if it cannot be written.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        write_json(&dir.join(MODEL_CARD_FILE), self)
+    }
+}
+
+/// Saves `model`'s weights to `dir/model.safetensors` and its config to `dir/config.json`,
+/// creating `dir` if needed and replacing existing files (the config through a scratch file and a
+/// rename; callers that need the whole directory atomic build it with
+/// [`super::files::write_dir_atomic`]).
+///
+/// # Errors
+/// [`TrainError::Io`] naming the file that cannot be written.
+pub fn save_model(model: &PolicyValueNet, dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| TrainError::io("create", dir, e))?;
+    write_json(&dir.join(CONFIG_FILE), model.config())?;
+    let model_path = dir.join(MODEL_FILE);
+    let mut store = SafetensorsStore::from_file(model_path.clone()).overwrite(true);
+    model
+        .save_into(&mut store)
+        .map_err(|e| TrainError::io("write", &model_path, std::io::Error::other(e.to_string())))
+}
+
+/// The network shape of the model in `dir`: its `config.json`, or the card of an exported model.
+///
+/// # Errors
+/// As [`load_model`].
+pub fn read_net_config(dir: &Path) -> Result<NetConfig> {
+    let config_path = dir.join(CONFIG_FILE);
+    // An exported model (`eval export`) describes itself in model.json instead.
+    if !config_path.exists() && dir.join(MODEL_CARD_FILE).exists() {
+        return Ok(ModelCard::read(dir)?.net);
+    }
+    let config: NetConfig = read_json(&config_path, "net config")?;
+    config.validate().map_err(|e| TrainError::incompatible(&config_path, e.to_string()))?;
+    Ok(config)
+}
+
+/// Loads a model saved by [`save_model`] (or exported with a `model.json` card) onto `device`
+/// (plain for inference, or `device.autodiff()` to resume training), with its config.
+///
+/// # Errors
+/// [`TrainError::Io`] if `config.json` (or `model.json`) or `model.safetensors` is missing or
+/// unreadable; [`TrainError::Corrupt`] if one is malformed or the weights do not hold exactly the
+/// tensors of that config; [`TrainError::Incompatible`] for a card of another version or layout.
+pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
+    let config = read_net_config(dir)?;
+    let model_path = dir.join(MODEL_FILE);
+    if !model_path.is_file() {
+        let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        return Err(TrainError::io("read model weights", &model_path, missing));
+    }
+    let mut model = config.init(device);
+    // Partial and unvalidated, so that mismatches come back as data and get a short message.
+    let mut store = SafetensorsStore::from_file(model_path.clone()).allow_partial(true).validate(false);
+    let applied =
+        model.load_from(&mut store).map_err(|e| TrainError::corrupt("model weights", &model_path, e))?;
+    let mut problems = Vec::new();
+    if let Some(first) = applied.errors.first() {
+        problems.push(format!("{} tensors do not fit (first: {first})", applied.errors.len()));
+    }
+    if let Some((first, _)) = applied.missing.first() {
+        problems.push(format!("{} tensors missing (first: {first})", applied.missing.len()));
+    }
+    if let Some(first) = applied.unused.first() {
+        problems.push(format!("{} tensors unexpected (first: {first})", applied.unused.len()));
+    }
+    if !problems.is_empty() {
+        return Err(TrainError::corrupt(
+            "model weights",
+            &model_path,
+            format!("they do not match the network's config: {}", problems.join("; ")),
+        ));
+    }
+    Ok((model, config))
+}

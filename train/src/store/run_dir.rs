@@ -1,0 +1,246 @@
+//! The run directory: where each file of a run lives, publishing and finding model versions,
+//! and naming, writing and discovering game shards.
+//!
+//! | path | written by | content |
+//! |---|---|---|
+//! | `config.toml` | learner | the resolved config (self-play workers read it) |
+//! | `games/WORKER-SEQ.shard` | self-play | finished games ([`super::shard`]), each file written atomically |
+//! | `models/model-STEP/`, `models/LATEST` | learner | network versions for self-play; `LATEST` names the newest |
+//! | `checkpoints/step-N/` | learner | [`super::checkpoint`]; `best.json` names the best rated one |
+//! | `tb/` | learner | TensorBoard event files |
+//! | `metrics.jsonl` | learner | the same scalars as JSON lines |
+//! | `FINISHED` | learner | present once the run has ended; self-play workers then stop |
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use burn::prelude::Device;
+
+use super::files::{read_text, write_atomic, write_dir_atomic};
+use super::model_dir::{load_model, save_model};
+use super::shard::{Sample, write_shard};
+use crate::error::Result;
+use crate::model::PolicyValueNet;
+
+/// Model versions kept in `RUN/models/`.
+pub const MODELS_KEPT: usize = 4;
+/// The file in `models/` that names the newest version.
+const LATEST_FILE: &str = "LATEST";
+/// File name suffix of game shards.
+const SHARD_SUFFIX: &str = ".shard";
+
+/// The paths of a run directory.
+#[derive(Clone, Debug)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+impl RunDir {
+    /// The run directory at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> RunDir {
+        RunDir { root: root.into() }
+    }
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    /// `config.toml`: the resolved config.
+    pub fn config(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+    /// `games/`: game shards.
+    pub fn games(&self) -> PathBuf {
+        self.root.join("games")
+    }
+    /// `models/`: network versions for self-play.
+    pub fn models(&self) -> PathBuf {
+        self.root.join("models")
+    }
+    /// `checkpoints/`.
+    pub fn checkpoints(&self) -> PathBuf {
+        self.root.join("checkpoints")
+    }
+    /// `tb/`: TensorBoard logs.
+    pub fn tb(&self) -> PathBuf {
+        self.root.join("tb")
+    }
+    /// `metrics.jsonl`.
+    pub fn metrics(&self) -> PathBuf {
+        self.root.join("metrics.jsonl")
+    }
+    /// `FINISHED`: the learner has stopped.
+    pub fn finished(&self) -> PathBuf {
+        self.root.join("FINISHED")
+    }
+
+    /// Whether the learner has marked the run finished.
+    pub fn is_finished(&self) -> bool {
+        self.finished().exists()
+    }
+
+    /// Marks the run finished at `step` (self-play workers stop when they see it).
+    ///
+    /// # Errors
+    /// If the file cannot be written.
+    pub fn mark_finished(&self, step: u64) -> Result<()> {
+        write_atomic(&self.finished(), format!("step {step}\n").as_bytes())
+    }
+
+    /// Removes the finished mark (a resumed run goes on).
+    pub fn clear_finished(&self) {
+        let _ = fs::remove_file(self.finished());
+    }
+
+    /// Publishes `model` as `models/model-STEP/` (built aside, then renamed) and points
+    /// `models/LATEST` at it; older versions beyond the newest [`MODELS_KEPT`] are deleted.
+    ///
+    /// # Errors
+    /// If a file cannot be written.
+    pub fn publish_model(&self, step: u64, model: &PolicyValueNet) -> Result<()> {
+        let models = self.models();
+        let name = format!("model-{step:08}");
+        let dest = models.join(&name);
+        if !dest.exists() {
+            write_dir_atomic(&dest, |tmp| save_model(model, tmp))?;
+        }
+        write_atomic(&models.join(LATEST_FILE), format!("{name}\n").as_bytes())?;
+        let mut versions: Vec<String> = fs::read_dir(&models)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.starts_with("model-"))
+            .collect();
+        versions.sort();
+        let cut = versions.len().saturating_sub(MODELS_KEPT);
+        for old in &versions[..cut] {
+            let _ = fs::remove_dir_all(models.join(old));
+        }
+        Ok(())
+    }
+
+    /// The name of the newest published model version, if any.
+    pub fn latest_model(&self) -> Option<String> {
+        let name = read_text(&self.models().join(LATEST_FILE)).ok()?;
+        let name = name.trim();
+        (!name.is_empty() && !name.contains('/')).then(|| name.to_string())
+    }
+
+    /// Loads the published model version `name` onto `device`.
+    ///
+    /// # Errors
+    /// If its files are missing or corrupt (for example pruned meanwhile).
+    pub fn load_published(&self, name: &str, device: &Device) -> Result<PolicyValueNet> {
+        load_model(&self.models().join(name), device).map(|(model, _)| model)
+    }
+
+    /// The shards in `games/` not in `seen`, in name order.
+    pub fn new_shards(&self, seen: &HashSet<String>) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(self.games())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(SHARD_SUFFIX) && !seen.contains(n))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The path of the shard called `name` in `games/`.
+    pub fn shard(&self, name: &str) -> PathBuf {
+        self.games().join(name)
+    }
+}
+
+/// A worker name safe in file names: letters, digits, `-` and `_`.
+pub fn sanitize_worker(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if s.is_empty() { "worker".into() } else { s }
+}
+
+/// Writes one worker's shards as `games/WORKER-SEQ.shard`, continuing its sequence.
+pub struct ShardWriter {
+    dir: PathBuf,
+    worker: String,
+    seq: u64,
+}
+
+impl ShardWriter {
+    /// A writer for `worker` (a name from [`sanitize_worker`]) that continues after the
+    /// highest sequence number already in `games/`.
+    pub fn new(run: &RunDir, worker: &str) -> ShardWriter {
+        let dir = run.games();
+        let prefix = format!("{worker}-");
+        let seq = fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                name.strip_prefix(&prefix)?.strip_suffix(SHARD_SUFFIX)?.parse::<u64>().ok()
+            })
+            .max()
+            .map_or(0, |s| s + 1);
+        ShardWriter { dir, worker: worker.to_string(), seq }
+    }
+
+    /// The sequence number of the next shard.
+    pub fn next_seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Writes `samples` (from `games` finished games) as the next shard.
+    ///
+    /// # Errors
+    /// If the file cannot be written.
+    pub fn write(&mut self, samples: &[Sample], games: u32) -> Result<()> {
+        let path = self.dir.join(format!("{}-{:08}{SHARD_SUFFIX}", self.worker, self.seq));
+        write_shard(&path, samples, games)?;
+        self.seq += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NetConfig;
+
+    #[test]
+    fn publishing_keeps_the_newest_versions() {
+        let scratch = tempfile::tempdir().unwrap();
+        let run = RunDir::new(scratch.path());
+        let device = Device::flex();
+        let model = NetConfig { width: 8, blocks: 1, ..NetConfig::default() }.init(&device);
+        assert_eq!(run.latest_model(), None);
+        for step in 0..6 {
+            run.publish_model(step, &model).unwrap();
+        }
+        assert_eq!(run.latest_model().as_deref(), Some("model-00000005"));
+        let kept =
+            fs::read_dir(run.models()).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+        assert_eq!(kept, MODELS_KEPT);
+        run.load_published("model-00000005", &device).unwrap();
+        assert!(run.load_published("model-00000000", &device).is_err(), "pruned");
+    }
+
+    #[test]
+    fn shard_writers_continue_their_sequence() {
+        let scratch = tempfile::tempdir().unwrap();
+        let run = RunDir::new(scratch.path());
+        let mut w = ShardWriter::new(&run, "a");
+        w.write(&[], 0).unwrap();
+        w.write(&[], 0).unwrap();
+        assert_eq!(ShardWriter::new(&run, "a").next_seq(), 2);
+        assert_eq!(ShardWriter::new(&run, "b").next_seq(), 0);
+        let names = run.new_shards(&HashSet::from(["a-00000000.shard".to_string()]));
+        assert_eq!(names, ["a-00000001.shard"]);
+        assert_eq!(sanitize_worker("host/1 x"), "host_1_x");
+        assert_eq!(sanitize_worker(""), "worker");
+    }
+}
