@@ -1,13 +1,14 @@
 //! Weight tuning for the minimax evaluation: each variant plays colour-swapped pairs against the
 //! default weights at a fixed depth. `cargo run --release -p morris-eval --example tune -- [depth] [pairs]`.
 
-use morris_env::minimax::EvalWeights;
+use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::{MinimaxConfig, Rules};
+use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
-use morris_eval::arena::{MatchConfig, MatchReport, play_match};
+use morris_eval::arena::{MatchConfig, play_match};
 
 fn spec(depth: u32, weights: EvalWeights) -> AgentSpec {
-    AgentSpec::Minimax(MinimaxConfig { tt_bits: 18, weights, ..MinimaxConfig::depth(depth) })
+    AgentSpec::Minimax(MinimaxConfig { tt_bits: ARENA_TT_BITS, weights, ..MinimaxConfig::depth(depth) })
 }
 
 fn main() {
@@ -17,19 +18,22 @@ fn main() {
     let base = EvalWeights::default();
     let mut variants: Vec<(&str, EvalWeights)> = Vec::new();
     // Round 3: the adopted weights against the weights before rounds 1-2 (rounds 1 and 2 are
-    // recorded in the README).
+    // recorded in docs/search-and-network.md).
     let mut v = base;
     v.placing.mobility = 2;
     v.flying.mills = 5;
     v.flying.twos = 30;
     variants.push(("weights before tuning", v));
-    let config = MatchConfig { pairs, opening_plies: 6, seed: 7, rules: Rules::standard() };
+    let config =
+        MatchConfig { pairs, opening_plies: 6, seed: 7, rules: Rules::standard(), batch_network: false };
     for (name, w) in variants {
         let a = spec(depth, w);
         let b = spec(depth, base);
-        let games = play_match(&a, &b, &config, |_| {});
+        let Ok(mut games) = play_match(&a, &b, &config, |_| {}) else {
+            eprintln!("{name}: the match could not be played");
+            continue;
+        };
         // Both specs print the same name; tell them apart by colour and pair order.
-        let mut games = games;
         for (i, g) in games.iter_mut().enumerate() {
             if i % 2 == 0 {
                 g.white = "variant".into();

@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use burn::prelude::Device;
-use morris_env::minimax::EvalWeights;
+use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent};
 use morris_train::agents::{az_agent_from_model, rollout_mcts};
-use morris_train::device::device_from_name;
+use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
-use morris_train::net_evaluator::load_model;
+use morris_train::store::load_model;
+use thiserror::Error;
 
 /// The forms an agent spec may take, for error messages and `--help`.
 pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 100ms, 2s) | minimax:nodes=N \
@@ -21,10 +22,27 @@ pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 10
 /// A loaded network, shared by every agent built from one spec.
 #[derive(Clone)]
 pub struct LoadedModel {
-    /// Directory it was loaded from.
+    /// Directory it was loaded from (or a label for a network held in memory).
     pub dir: PathBuf,
     model: Arc<PolicyValueNet>,
     device: Device,
+}
+
+impl LoadedModel {
+    /// A network already in memory (the learner's, say), named `label` in specs and records.
+    pub fn from_network(label: impl Into<PathBuf>, model: PolicyValueNet, device: Device) -> LoadedModel {
+        LoadedModel { dir: label.into(), model: Arc::new(model), device }
+    }
+
+    /// The network.
+    pub fn network(&self) -> &PolicyValueNet {
+        &self.model
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
 }
 
 impl fmt::Debug for LoadedModel {
@@ -46,12 +64,12 @@ pub enum AgentSpec {
         /// Simulations per move.
         sims: u32,
     },
-    /// A trained network guiding PUCT search with `sims` simulations per move, temperature 0.
+    /// A trained network guiding PUCT search, temperature 0, no root noise.
     Az {
         /// The network.
         model: LoadedModel,
-        /// Simulations per move.
-        sims: u32,
+        /// The search; `num_simulations` is the spec's `sims`.
+        search: MctsConfig,
     },
 }
 
@@ -63,21 +81,14 @@ impl PartialEq for AgentSpec {
 }
 
 /// Why a spec could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("bad agent spec '{spec}': {reason}. Valid forms: {SPEC_FORMS}")]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
     /// What is wrong with it.
     pub reason: String,
 }
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad agent spec '{}': {}. Valid forms: {SPEC_FORMS}", self.spec, self.reason)
-    }
-}
-
-impl std::error::Error for SpecError {}
 
 /// Parses a duration such as `100ms`, `2s`, `1.5s` or `250us`.
 fn parse_duration(text: &str) -> Option<Duration> {
@@ -116,7 +127,7 @@ impl AgentSpec {
                     depth: None,
                     time: None,
                     nodes: None,
-                    tt_bits: 18,
+                    tt_bits: ARENA_TT_BITS,
                     seed: 0,
                     weights: EvalWeights::default(),
                 };
@@ -184,9 +195,10 @@ impl AgentSpec {
                 }
                 let dir =
                     model.ok_or_else(|| err("az needs model=DIR (an exported model directory)".into()))?;
-                let device = device_from_name("flex").map_err(&err)?;
-                let (net, _config) = load_model(&dir, &device).map_err(&err)?;
-                Ok(AgentSpec::Az { model: LoadedModel { dir, model: Arc::new(net), device }, sims })
+                let device = Device::flex();
+                let (net, _config) = load_model(&dir, &device).map_err(|e| err(e.to_string()))?;
+                let search = MctsConfig { num_simulations: sims, ..MctsConfig::default() };
+                Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search })
             }
             "" => Err(err("empty spec".into())),
             other => Err(err(format!("unknown agent '{other}'"))),
@@ -195,7 +207,7 @@ impl AgentSpec {
 
     /// A depth-limited minimax spec with the default table size (as `minimax:depth=D`).
     pub fn minimax_depth(depth: u32) -> AgentSpec {
-        AgentSpec::Minimax(MinimaxConfig { tt_bits: 18, ..MinimaxConfig::depth(depth) })
+        AgentSpec::Minimax(MinimaxConfig { tt_bits: ARENA_TT_BITS, ..MinimaxConfig::depth(depth) })
     }
 
     /// A new agent with the given seed (for the random moves or the tie-break).
@@ -204,11 +216,11 @@ impl AgentSpec {
             AgentSpec::Random => Box::new(RandomAgent::new(seed)),
             AgentSpec::Minimax(c) => Box::new(Minimax::new(MinimaxConfig { seed, ..c.clone() })),
             AgentSpec::Mcts { sims } => Box::new(rollout_mcts(*sims, seed)),
-            AgentSpec::Az { model, sims } => Box::new(az_agent_from_model(
+            AgentSpec::Az { model, search } => Box::new(az_agent_from_model(
                 (*model.model).clone(),
                 model.device.clone(),
                 self.name(),
-                *sims,
+                search.clone(),
                 seed,
             )),
         }
@@ -219,11 +231,14 @@ impl AgentSpec {
         match self {
             AgentSpec::Random => "random".into(),
             AgentSpec::Minimax(c) => {
-                let tt = if c.tt_bits != 18 { format!(",tt={}", c.tt_bits) } else { String::new() };
+                let tt =
+                    if c.tt_bits != ARENA_TT_BITS { format!(",tt={}", c.tt_bits) } else { String::new() };
                 format!("minimax:{}{tt}", c.limits_text())
             }
             AgentSpec::Mcts { sims } => format!("mcts:sims={sims}"),
-            AgentSpec::Az { model, sims } => format!("az:model={},sims={sims}", model.dir.display()),
+            AgentSpec::Az { model, search } => {
+                format!("az:model={},sims={}", model.dir.display(), search.num_simulations)
+            }
         }
     }
 }

@@ -9,9 +9,11 @@ use std::time::Instant;
 use burn::prelude::Device;
 use morris_env::{Action, Color, Game, Rules};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
-use morris_train::export::ModelCard;
 use morris_train::mcts::{Mcts, MctsConfig, Tree};
-use morris_train::net_evaluator::{NetEvaluator, load_model};
+use morris_train::net_evaluator::NetEvaluator;
+use morris_train::store::{ModelCard, load_model};
+
+use crate::error::{EvalError, Result};
 
 /// How a session ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +52,8 @@ fn legal_moves(game: &Game) -> String {
         .join(" ")
 }
 
-fn io(e: std::io::Error) -> String {
-    format!("cannot write to the terminal: {e}")
+fn io(e: std::io::Error) -> EvalError {
+    EvalError::io("write to", Path::new("the terminal"), e)
 }
 
 /// The model's side: a network evaluator and a search tree.
@@ -97,7 +99,7 @@ pub fn play<R: BufRead, W: Write>(
     settings: &PlaySettings,
     input: R,
     mut out: W,
-) -> Result<Ending, String> {
+) -> Result<Ending> {
     let device = Device::flex();
     let (model, _) = load_model(model_dir, &device)?;
     let card = ModelCard::read(model_dir).ok();
@@ -108,7 +110,7 @@ pub fn play<R: BufRead, W: Write>(
             c.step,
             c.elo.as_ref().map_or(String::new(), |e| format!(
                 ", Elo {:.0} [{:.0}, {:.0}] at {} simulations",
-                e.elo, e.low95, e.high95, e.simulations
+                e.rating.elo, e.rating.low95, e.rating.high95, e.simulations
             ))
         ),
         None => "no model card".into(),
@@ -139,10 +141,11 @@ pub fn play<R: BufRead, W: Write>(
             let wdl = engine.wdl(&game);
             let start = Instant::now();
             let Some((action, value)) = engine.search(&game) else {
-                return Err("the model found no move in an unfinished game".into());
+                return Err(EvalError::Internal("the model found no move in an unfinished game".into()));
             };
             let text = game.position().move_of(action).map(|m| m.to_string()).unwrap_or_default();
-            game.apply(action).map_err(|e| format!("the model chose an illegal action: {e}"))?;
+            game.apply(action)
+                .map_err(|e| EvalError::Internal(format!("the model chose an illegal action: {e}")))?;
             writeln!(
                 out,
                 "Model plays {text}   (network: win {:.0}%, draw {:.0}%, loss {:.0}% for the model; search value {value:+.2}; {:.0} ms)",
@@ -167,7 +170,7 @@ pub fn play<R: BufRead, W: Write>(
             writeln!(out, "\nInput ended; game abandoned.").map_err(io)?;
             return Ok(Ending::InputEnded);
         };
-        let line = line.map_err(|e| format!("cannot read the input: {e}"))?;
+        let line = line.map_err(|e| EvalError::io("read", Path::new("the input"), e))?;
         match line.trim() {
             "" => {}
             "quit" | "exit" | "q" => {

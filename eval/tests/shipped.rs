@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use burn::prelude::Device;
 use morris_env::Rules;
+use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
-use morris_eval::arena::{MatchConfig, MatchReport, play_match};
-use morris_train::export::ModelCard;
-use morris_train::net_evaluator::save_model;
+use morris_eval::arena::{MatchConfig, play_match};
+use morris_train::store::{ModelCard, save_model};
 
 fn shipped() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/shipped")
@@ -20,8 +20,9 @@ fn shipped() -> PathBuf {
 fn score_vs_random(model: &Path) -> f64 {
     let a = AgentSpec::parse(&format!("az:model={},sims=1", model.display())).expect("az spec");
     let b = AgentSpec::parse("random").expect("random spec");
-    let config = MatchConfig { pairs: 10, opening_plies: 6, seed: 7, rules: Rules::standard() };
-    let games = play_match(&a, &b, &config, |_| {});
+    let config =
+        MatchConfig { pairs: 10, opening_plies: 6, seed: 7, rules: Rules::standard(), batch_network: false };
+    let games = play_match(&a, &b, &config, |_| {}).expect("the match is played");
     MatchReport::from_games(&a.name(), &b.name(), &games).score
 }
 
@@ -38,10 +39,9 @@ fn the_shipped_model_beats_random_and_an_untrained_network_does_not() {
     let device = Device::flex();
     device.seed(1);
     let untrained = card.net.init(&device);
-    let dir = std::env::temp_dir().join(format!("morris-untrained-{}", std::process::id()));
-    save_model(&untrained, &card.net, &dir).expect("save the untrained network");
-    let baseline = score_vs_random(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    save_model(&untrained, dir.path()).expect("save the untrained network");
+    let baseline = score_vs_random(dir.path());
     assert!(baseline < THRESHOLD, "an untrained network scored {baseline}: the threshold proves nothing");
     println!("shipped {trained:.3}, untrained {baseline:.3}");
 }

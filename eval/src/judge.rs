@@ -1,0 +1,153 @@
+//! The in-training evaluation: the run's network against fixed opponents in the arena (all
+//! games in lockstep, the network's searches batched), rated on the calibrated ladder. The
+//! `train` binary builds a [`LadderJudge`] from the run's config and hands it to the run.
+
+use burn::prelude::Device;
+use morris_env::{Rng, Rules};
+use morris_train::mcts::MctsConfig;
+use morris_train::model::PolicyValueNet;
+use morris_train::{ConfigError, Judge, Judgement, OpponentResult, TrainConfig};
+
+use crate::agents::{AgentSpec, LoadedModel};
+use crate::arena::{MatchConfig, play_match};
+use crate::elo::{FixedOpponent, rate_against};
+use crate::ladder::Ladder;
+use crate::report::MatchReport;
+
+/// Stream of [`Rng::derive`] for the seed of the match against opponent `i`.
+const MATCH_STREAM: u64 = 5;
+/// How the judged network is named in its game records.
+const NETWORK: &str = "network";
+
+/// Rates a network against fixed opponents on a ladder's scale.
+pub struct LadderJudge {
+    opponents: Vec<AgentSpec>,
+    pairs: u32,
+    search: MctsConfig,
+    rules: Rules,
+    ladder: Ladder,
+}
+
+impl LadderJudge {
+    /// The judge a run's config asks for: `[eval]` opponents (agent specs), pairs and
+    /// simulations, the run's `[mcts]` settings without exploration noise, its rules, and the
+    /// calibrated ladder (which rates results only under the rules it was calibrated for).
+    ///
+    /// # Errors
+    /// A [`ConfigError::Value`] for `eval.opponents` naming the bad spec, or for `rules.preset`.
+    pub fn from_config(config: &TrainConfig) -> Result<LadderJudge, ConfigError> {
+        let opponents = config
+            .eval
+            .opponents
+            .iter()
+            .map(|spec| {
+                AgentSpec::parse(spec).map_err(|e| ConfigError::value("eval.opponents", format!(": {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let search = MctsConfig {
+            num_simulations: config.eval.simulations,
+            root_noise: false,
+            gumbel_noise: false,
+            ..config.mcts.clone()
+        };
+        Ok(LadderJudge {
+            opponents,
+            pairs: config.eval.pairs,
+            search,
+            rules: config.game_rules()?,
+            ladder: Ladder::calibrated(),
+        })
+    }
+
+    /// Whether the ladder's ratings apply to games under this judge's rules.
+    fn ladder_applies(&self) -> bool {
+        Rules::preset(&self.ladder.rules).as_ref() == Some(&self.rules)
+    }
+}
+
+/// A short label for progress lines: `random`, `d3` for `minimax:depth=3`, else the spec.
+fn label(spec: &str) -> String {
+    spec.strip_prefix("minimax:depth=").map_or_else(|| spec.to_string(), |d| format!("d{d}"))
+}
+
+impl Judge for LadderJudge {
+    fn judge(&self, model: &PolicyValueNet, device: &Device, seed: u64) -> Result<Judgement, String> {
+        let network = AgentSpec::Az {
+            model: LoadedModel::from_network(NETWORK, model.clone(), device.clone()),
+            search: self.search.clone(),
+        };
+        let mut results = Vec::with_capacity(self.opponents.len());
+        let mut fixed = Vec::new();
+        let mut ms = 0.0;
+        for (i, opponent) in self.opponents.iter().enumerate() {
+            let config = MatchConfig {
+                pairs: self.pairs,
+                opening_plies: self.ladder.opening_plies,
+                seed: Rng::derive(seed, MATCH_STREAM, i as u64),
+                rules: self.rules,
+                batch_network: true,
+            };
+            let games = play_match(&network, opponent, &config, |_| {}).map_err(|e| e.to_string())?;
+            let report = MatchReport::from_games(&network.name(), &opponent.name(), &games);
+            let name = opponent.name();
+            if let Some(elo) = self.ladder.rating(&name).filter(|_| self.ladder_applies()) {
+                let points = report.wins as f64 + 0.5 * report.draws as f64;
+                fixed.push(FixedOpponent { elo, points, games: report.wins + report.draws + report.losses });
+            }
+            ms += report.ms_per_move[0] / self.opponents.len() as f64;
+            results.push(OpponentResult {
+                label: label(&name),
+                opponent: name,
+                wins: report.wins,
+                draws: report.draws,
+                losses: report.losses,
+            });
+        }
+        Ok(Judgement {
+            results,
+            elo: rate_against(&fixed),
+            ms_per_move: ms,
+            simulations: self.search.num_simulations,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use morris_train::model::NetConfig;
+
+    #[test]
+    fn a_network_is_judged_against_the_ladder() {
+        let mut config = TrainConfig::default();
+        config.eval.opponents = vec!["random".into(), "minimax:depth=1".into()];
+        config.eval.pairs = 2;
+        config.eval.simulations = 4;
+        let judge = LadderJudge::from_config(&config).unwrap();
+        let device = Device::flex();
+        let model = NetConfig { width: 8, blocks: 1, ..NetConfig::default() }.init(&device);
+        let j = judge.judge(&model, &device, 7).unwrap();
+        assert_eq!(j.results.len(), 2);
+        assert_eq!((j.results[0].label.as_str(), j.results[1].label.as_str()), ("random", "d1"));
+        assert!(j.results.iter().all(|r| r.games() == 4));
+        let elo = j.elo.expect("both opponents are on the ladder");
+        assert!(elo.low95 < elo.elo && elo.elo < elo.high95);
+        assert_eq!(j.simulations, 4);
+        // The same seed plays the same games.
+        assert_eq!(judge.judge(&model, &device, 7).unwrap().results, j.results);
+
+        // Under other rules the ladder does not apply.
+        config.rules.preset = "openspiel".into();
+        let other = LadderJudge::from_config(&config).unwrap().judge(&model, &device, 7).unwrap();
+        assert_eq!(other.elo, None);
+    }
+
+    #[test]
+    fn bad_opponents_name_the_key_and_the_spec() {
+        let mut config = TrainConfig::default();
+        config.eval.opponents = vec!["minimax:depth=0".into()];
+        let e = LadderJudge::from_config(&config).err().unwrap();
+        assert_eq!(e.key(), Some("eval.opponents"));
+        assert!(e.to_string().contains("minimax:depth=0") && e.to_string().contains("Valid forms"), "{e}");
+    }
+}
