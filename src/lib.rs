@@ -15,7 +15,7 @@ use morris_env::Rules;
 
 /// Maps a command's result to the process exit code, printing the error to stderr. Every binary's
 /// `main` ends with this, so errors look the same everywhere and never panic.
-pub fn exit_code(result: Result<(), String>) -> ExitCode {
+pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {

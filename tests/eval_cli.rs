@@ -1,7 +1,7 @@
 //! End-to-end tests of the `eval` binary: matches, records, rating, the ladder, and bad input.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -13,17 +13,15 @@ fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("morris-eval-cli-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+/// A fresh scratch directory for one test, removed when the guard drops (also on failure).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a scratch directory")
 }
 
 #[test]
 fn match_appends_records_and_rate_fits_them() {
-    let dir = scratch("match");
+    let scratch = scratch();
+    let dir = scratch.path();
     let out = dir.join("games.jsonl");
     fs::write(&out, "").expect("touch");
     let o = eval(&["match", "minimax:depth=2", "random", "--pairs", "3", "--out", out.to_str().unwrap()]);
@@ -76,7 +74,8 @@ fn match_appends_records_and_rate_fits_them() {
 
 #[test]
 fn bad_input_gives_clear_errors() {
-    let dir = scratch("bad");
+    let scratch = scratch();
+    let dir = scratch.path();
     let o = eval(&[
         "match",
         "minimax:depth=2",
@@ -133,7 +132,8 @@ fn bad_input_gives_clear_errors() {
 
 #[test]
 fn tiny_ladder_writes_ratings_and_times() {
-    let dir = scratch("ladder");
+    let scratch = scratch();
+    let dir = scratch.path();
     let games = dir.join("lg.jsonl");
     let out = dir.join("ladder.json");
     let o = eval(&[
@@ -172,7 +172,8 @@ fn export_then_play_a_scripted_game_over_stdin() {
     use std::process::Stdio;
     use std::sync::mpsc;
 
-    let dir = scratch("play");
+    let scratch = scratch();
+    let dir = scratch.path();
     let run = dir.join("run");
     let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
     let o = Command::new(env!("CARGO_BIN_EXE_train"))

@@ -1,20 +1,19 @@
 //! `eval`: the arena and the Elo ladder. `eval match A B`, `eval rate GAMES.jsonl…`, `eval ladder`.
 
-use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use morris::Preset;
 use morris_eval::agents::{AgentSpec, SPEC_FORMS};
-use morris_eval::arena::{GameRecord, MatchConfig, MatchReport, play_match};
-use morris_eval::elo::{EloOptions, EloTable, GameResult, fit};
-use morris_train::files::{open_append, write_atomic};
-use serde::Serialize;
+use morris_eval::arena::{GameRecord, MatchConfig, play_match};
+use morris_eval::elo::EloTable;
+use morris_eval::records::{RateNotes, RecordSink, rate, read_records};
+use morris_eval::{EvalError, Ladder, MatchReport};
+use morris_train::store::export_checkpoint;
+use morris_train::store::files::{write_atomic, write_json};
 
 #[derive(Parser)]
 #[command(name = "eval", version, about = "Arena and Elo ladder for Nine Men's Morris agents")]
@@ -158,10 +157,10 @@ fn main() -> ExitCode {
     morris::exit_code(run(Cli::parse().command))
 }
 
-fn run(command: Command) -> Result<(), String> {
+fn run(command: Command) -> Result<(), EvalError> {
     match command {
         Command::Export { checkpoint, out } => {
-            let card = morris_train::export::export_checkpoint(&checkpoint, &out)?;
+            let card = export_checkpoint(&checkpoint, &out)?;
             println!(
                 "exported step {} to {} ({}; Elo {})",
                 card.step,
@@ -169,7 +168,7 @@ fn run(command: Command) -> Result<(), String> {
                 card.rules,
                 card.elo.map_or("not evaluated".into(), |e| format!(
                     "{:.0} [{:.0}, {:.0}] at {} simulations",
-                    e.elo, e.low95, e.high95, e.simulations
+                    e.rating.elo, e.rating.low95, e.rating.high95, e.simulations
                 ))
             );
             Ok(())
@@ -179,7 +178,7 @@ fn run(command: Command) -> Result<(), String> {
             let points = match (run, ratings) {
                 (Some(run), _) => points_from_run(&run)?,
                 (None, Some(r)) => points_from_ratings(&r)?,
-                (None, None) => return Err("pass --run RUN or --ratings FILE".into()),
+                (None, None) => return Err(EvalError::Usage("pass --run RUN or --ratings FILE".into())),
             };
             let axis = if x == Axis::Hours { XAxis::Hours } else { XAxis::Steps };
             draw(&points, axis, &title, &out)?;
@@ -190,10 +189,10 @@ fn run(command: Command) -> Result<(), String> {
         Command::Play { model, color, sims, seed } => {
             let dir = model.unwrap_or_else(shipped_model);
             if !dir.is_dir() {
-                return Err(format!(
+                return Err(EvalError::Usage(format!(
                     "no model at {}: pass --model DIR (an exported model or a checkpoint directory)",
                     dir.display()
-                ));
+                )));
             }
             let human =
                 if color == Side::White { morris_env::Color::White } else { morris_env::Color::Black };
@@ -202,12 +201,12 @@ fn run(command: Command) -> Result<(), String> {
             morris_eval::play::play(&dir, &settings, stdin.lock(), std::io::stdout()).map(|_| ())
         }
         Command::Match { a, b, args, out } => {
-            let (a, b) = (parse_spec(&a)?, parse_spec(&b)?);
+            let (a, b) = (AgentSpec::parse(&a)?, AgentSpec::parse(&b)?);
             if a.name() == b.name() {
-                return Err(format!(
+                return Err(EvalError::Usage(format!(
                     "both agents are '{}': a match needs two different specs (records name players by spec)",
                     a.name()
-                ));
+                )));
             }
             args.validate()?;
             let pool = thread_pool(args.threads)?;
@@ -223,21 +222,22 @@ fn run(command: Command) -> Result<(), String> {
             for path in &games {
                 records.extend(read_records(path)?);
             }
-            let table = rate(&records, &anchor)?;
+            let table = rate_and_warn(&records, &anchor)?;
             println!("{}", table.to_text());
             println!("\nlikelihood of superiority (row stronger than column):\n{}", table.los_text());
             if let Some(p) = csv {
                 write_atomic(&p, table.to_csv().as_bytes())?;
             }
             if let Some(p) = json {
-                let text = serde_json::to_string_pretty(&table).map_err(|e| e.to_string())?;
-                write_atomic(&p, text.as_bytes())?;
+                write_json(&p, &table)?;
             }
             Ok(())
         }
         Command::Ladder { args, max_depth, skip_pairs, games, out } => {
             if !(1..=12).contains(&max_depth) {
-                return Err(format!("--max-depth must be between 1 and 12, got {max_depth}"));
+                return Err(EvalError::Usage(format!(
+                    "--max-depth must be between 1 and 12, got {max_depth}"
+                )));
             }
             args.validate()?;
             let pool = thread_pool(args.threads)?;
@@ -265,11 +265,11 @@ fn run(command: Command) -> Result<(), String> {
                     all.extend(played);
                 }
             }
-            let table = rate(&all, "random")?;
+            let table = rate_and_warn(&all, "random")?;
             println!("\n{}", table.to_text());
-            let ladder = Ladder::new(&table, &all, &args, pairings);
-            let text = serde_json::to_string_pretty(&ladder).map_err(|e| e.to_string())?;
-            write_atomic(&out, text.as_bytes())?;
+            let ladder =
+                Ladder::new(&table, &all, args.rules.name(), args.opening_plies, args.seed, pairings);
+            write_json(&out, &ladder)?;
             println!("ladder written to {} (games appended to {})", out.display(), games.display());
             Ok(())
         }
@@ -278,65 +278,38 @@ fn run(command: Command) -> Result<(), String> {
 
 impl MatchArgs {
     /// Checks the arguments before anything is started or written.
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), EvalError> {
         if self.pairs == 0 {
-            return Err("--pairs must be at least 1".into());
+            return Err(EvalError::Usage("--pairs must be at least 1".into()));
         }
         if self.threads == Some(0) {
-            return Err("--threads must be at least 1".into());
+            return Err(EvalError::Usage("--threads must be at least 1".into()));
         }
         Ok(())
     }
 }
 
-fn parse_spec(s: &str) -> Result<AgentSpec, String> {
-    AgentSpec::parse(s).map_err(|e| e.to_string())
+/// Fits ratings and prints what the fit noticed about its input.
+fn rate_and_warn(records: &[GameRecord], anchor: &str) -> Result<EloTable, EvalError> {
+    let (table, RateNotes { mixed_rules, self_games }) = rate(records, anchor)?;
+    if !mixed_rules.is_empty() {
+        eprintln!(
+            "warning: the records mix rule sets ({}); ratings under different rules are not comparable",
+            mixed_rules.join(", ")
+        );
+    }
+    if self_games > 0 {
+        eprintln!("warning: skipped {self_games} game(s) of a player against itself");
+    }
+    Ok(table)
 }
 
-fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, String> {
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, EvalError> {
     let mut b = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         b = b.num_threads(t);
     }
-    b.build().map_err(|e| format!("cannot start worker threads: {e}"))
-}
-
-/// Appends game records to a JSONL file, one whole line per write, from any thread.
-struct RecordSink {
-    path: PathBuf,
-    file: Mutex<File>,
-    error: Mutex<Option<String>>,
-}
-
-impl RecordSink {
-    fn open(path: &Path) -> Result<RecordSink, String> {
-        let file = open_append(path)?;
-        Ok(RecordSink { path: path.to_path_buf(), file: Mutex::new(file), error: Mutex::new(None) })
-    }
-
-    fn write(&self, rec: &GameRecord) {
-        let line = match serde_json::to_string(rec) {
-            Ok(l) => l + "\n",
-            Err(e) => return self.fail(e.to_string()),
-        };
-        let Ok(mut f) = self.file.lock() else { return self.fail("record file lock poisoned".into()) };
-        if let Err(e) = f.write_all(line.as_bytes()) {
-            self.fail(format!("cannot write to {}: {e}", self.path.display()));
-        }
-    }
-
-    fn fail(&self, msg: String) {
-        if let Ok(mut e) = self.error.lock() {
-            e.get_or_insert(msg);
-        }
-    }
-
-    fn check(&self) -> Result<(), String> {
-        match self.error.lock() {
-            Ok(e) => e.clone().map_or(Ok(()), Err),
-            Err(_) => Err("record file lock poisoned".into()),
-        }
-    }
+    b.build().map_err(|e| EvalError::Usage(format!("cannot start worker threads: {e}")))
 }
 
 fn run_match(
@@ -344,12 +317,13 @@ fn run_match(
     b: &AgentSpec,
     args: &MatchArgs,
     sink: &RecordSink,
-) -> Result<Vec<GameRecord>, String> {
+) -> Result<Vec<GameRecord>, EvalError> {
     let config = MatchConfig {
         pairs: args.pairs,
         opening_plies: args.opening_plies,
         seed: args.seed,
         rules: args.rules.rules(),
+        batch_network: false,
     };
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(2 * args.pairs as u64);
@@ -364,124 +338,8 @@ fn run_match(
     let games = play_match(a, b, &config, |rec| {
         sink.write(rec);
         bar.inc(1);
-    });
+    })?;
     bar.finish_and_clear();
     sink.check()?;
     Ok(games)
-}
-
-fn read_records(path: &Path) -> Result<Vec<GameRecord>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| format!("{}:{}: cannot read: {e}", path.display(), i + 1))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let rec: GameRecord = serde_json::from_str(&line)
-            .map_err(|e| format!("{}:{}: not a game record: {e}", path.display(), i + 1))?;
-        if rec.white_score().is_none() {
-            return Err(format!("{}:{}: unknown result '{}'", path.display(), i + 1, rec.result));
-        }
-        out.push(rec);
-    }
-    Ok(out)
-}
-
-fn rate(records: &[GameRecord], anchor: &str) -> Result<EloTable, String> {
-    if records.is_empty() {
-        return Err("no games to rate".into());
-    }
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    for r in records {
-        for name in [&r.white, &r.black] {
-            let n = index.len();
-            index.entry(name.clone()).or_insert(n);
-        }
-    }
-    let mut names = vec![String::new(); index.len()];
-    for (name, &i) in &index {
-        names[i] = name.clone();
-    }
-    let Some(&anchor) = index.get(anchor) else {
-        return Err(format!(
-            "anchor '{anchor}' is not among the players ({}); choose one with --anchor",
-            names.join(", ")
-        ));
-    };
-    let rule_sets: std::collections::BTreeSet<&str> = records.iter().map(|r| r.rules.as_str()).collect();
-    if rule_sets.len() > 1 {
-        let list: Vec<&str> = rule_sets.into_iter().collect();
-        eprintln!(
-            "warning: the records mix rule sets ({}); ratings under different rules are not comparable",
-            list.join(", ")
-        );
-    }
-    // A game of a player against itself says nothing about its rating.
-    let self_games = records.iter().filter(|r| r.white == r.black).count();
-    if self_games > 0 {
-        eprintln!("warning: skipped {self_games} game(s) of a player against itself");
-    }
-    let results: Vec<GameResult> = records
-        .iter()
-        .filter(|r| r.white != r.black)
-        .filter_map(|r| {
-            Some(GameResult { white: index[&r.white], black: index[&r.black], score: r.white_score()? })
-        })
-        .collect();
-    fit(&names, &results, &EloOptions { anchor, ..EloOptions::default() }).map_err(|e| e.to_string())
-}
-
-/// The calibrated ladder file: later issues rate checkpoints against it.
-#[derive(Serialize)]
-struct Ladder {
-    rules: String,
-    opening_plies: u32,
-    seed: u64,
-    players: Vec<LadderRung>,
-    pairings: Vec<MatchReport>,
-}
-
-#[derive(Serialize)]
-struct LadderRung {
-    name: String,
-    elo: f64,
-    std_error: f64,
-    lower95: f64,
-    upper95: f64,
-    games: u32,
-    ms_per_move: f64,
-}
-
-impl Ladder {
-    fn new(table: &EloTable, games: &[GameRecord], args: &MatchArgs, pairings: Vec<MatchReport>) -> Ladder {
-        let mut time: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-        for g in games {
-            for (name, ms) in [(&g.white, g.ms_per_move[0]), (&g.black, g.ms_per_move[1])] {
-                let e = time.entry(name.as_str()).or_default();
-                e.0 += ms;
-                e.1 += 1.0;
-            }
-        }
-        let players = table
-            .ratings
-            .iter()
-            .map(|r| LadderRung {
-                name: r.name.clone(),
-                elo: r.elo,
-                std_error: r.std_error,
-                lower95: r.lower95,
-                upper95: r.upper95,
-                games: r.games,
-                ms_per_move: time.get(r.name.as_str()).map_or(0.0, |(s, n)| s / n.max(1.0)),
-            })
-            .collect();
-        Ladder {
-            rules: args.rules.name().into(),
-            opening_plies: args.opening_plies,
-            seed: args.seed,
-            players,
-            pairings,
-        }
-    }
 }

@@ -1,14 +1,15 @@
 //! `train`: AlphaZero-style training runs: self-play and learner in one process by default, or
 //! as separate `learn` and `selfplay` processes sharing a run directory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use morris_train::checkpoint;
-use morris_train::config::TrainConfig;
-use morris_train::run::{Options, Role, resume_run, selfplay_worker, start_run};
+use morris_eval::LadderJudge;
+use morris_train::run::{WorkerOptions, selfplay_worker};
+use morris_train::{Options, Role, Start, TrainError, start_run};
 
 #[derive(Parser)]
 #[command(
@@ -74,35 +75,20 @@ enum Command {
     },
 }
 
-fn run_role(args: &RunArgs, role: Role) -> Result<(), String> {
+fn run_role(args: &RunArgs, role: Role) -> Result<(), TrainError> {
     let options = Options { role, quiet: args.quiet };
-    if let Some(config) = &args.config {
-        let text = read_config(config)?;
-        // Checked here first so that a config error names the file.
-        TrainConfig::from_toml(&text, &args.set).map_err(|e| format!("{}: {e}", config.display()))?;
-        return start_run(&text, &args.set, args.run_dir.clone(), false, &options);
+    let start =
+        Start::decide(args.config.as_deref(), args.resume.as_deref().or(args.run_dir.as_deref()), &args.set)?;
+    if let Start::FromRunDir { run_dir, .. } = &start
+        && !args.quiet
+    {
+        eprintln!("{} has no checkpoint yet: starting with its config.toml", run_dir.display());
     }
-    let dir = args
-        .resume
-        .as_ref()
-        .or(args.run_dir.as_ref())
-        .ok_or("pass --config FILE (e.g. configs/default.toml), --resume DIR or --run-dir DIR")?;
-    // A run directory without a checkpoint yet (prepared by hand, or stopped before its first
-    // checkpoint) starts from its own config.toml; otherwise the run resumes.
-    let own = dir.join("config.toml");
-    if own.is_file() && checkpoint::list(&dir.join("checkpoints")).is_empty() {
-        let text = read_config(&own)?;
-        TrainConfig::from_toml(&text, &args.set).map_err(|e| format!("{}: {e}", own.display()))?;
-        if !args.quiet {
-            eprintln!("{} has no checkpoint yet: starting with its config.toml", dir.display());
-        }
-        return start_run(&text, &args.set, Some(dir.clone()), true, &options);
-    }
-    resume_run(dir, &args.set, &options)
-}
-
-fn read_config(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read config {}: {e}", path.display()))
+    // The periodic evaluation against the calibrated ladder lives in morris-eval, above this
+    // crate; it reaches the run as a `Judge`. A bad opponent spec names the config file.
+    let judge = LadderJudge::from_config(start.config())
+        .map_err(|e| TrainError::from(e).in_file(&start.config_file()))?;
+    start_run(start, &options, Some(Arc::new(judge)))
 }
 
 fn default_worker() -> String {
@@ -116,13 +102,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None => run_role(&cli.run, Role::Both),
         Some(Command::Learn(args)) => run_role(&args, Role::Learn),
-        Some(Command::Selfplay { run_dir, worker, minutes, wait, quiet }) => selfplay_worker(
-            &run_dir,
-            &worker.unwrap_or_else(default_worker),
-            minutes,
-            Duration::from_secs_f64(wait.clamp(0.0, 1e9)),
-            quiet,
-        ),
+        Some(Command::Selfplay { run_dir, worker, minutes, wait, quiet }) => {
+            let options = WorkerOptions {
+                name: worker.unwrap_or_else(default_worker),
+                minutes,
+                wait: Duration::from_secs_f64(wait.clamp(0.0, 1e9)),
+                quiet,
+            };
+            selfplay_worker(&run_dir, &options)
+        }
     };
     morris::exit_code(result)
 }
