@@ -3,6 +3,11 @@
 //! and backs up. PUCT or UCT selection, first-play urgency, Dirichlet root noise, Gumbel root
 //! selection with sequential halving, and subtree reuse.
 //!
+//! The parts, in dependency order: `config` (settings), `node` (one node, plain
+//! data), `noise` (Dirichlet and Gumbel samples), `gumbel` (the Gumbel root state and sequential
+//! halving), `tree` (the arena of one game, rerooting), `policy` (training target and action
+//! choice), and this file (the batched select–evaluate–expand–backup loop).
+//!
 //! # Value convention
 //!
 //! Every node stores values from the point of view of its own player to move, and a result is
@@ -12,7 +17,9 @@
 
 mod config;
 mod gumbel;
+mod node;
 mod noise;
+mod policy;
 mod tree;
 
 use morris_env::{ActionMask, NUM_ACTIONS};
@@ -22,7 +29,7 @@ pub use config::{MctsConfig, RootSelection, Selection};
 pub use tree::{NO_PARENT, ROOT, Tree};
 
 use crate::evaluator::{EvalBatch, Evaluator, Leaf};
-use tree::{EXPANDED, Node, TERMINAL, UNEXPANDED, UNKNOWN_PLAYER};
+use node::{Node, NodeState};
 
 /// What one tree's selection reached in a wave.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +50,6 @@ pub struct Mcts {
     reached: Vec<Option<Reached>>,
     leaves: Vec<Leaf>,
     masks: Vec<ActionMask>,
-    owners: Vec<usize>,
     slots: Vec<Option<usize>>,
     out: EvalBatch,
     /// Evaluator calls made so far (one per wave with something to evaluate).
@@ -61,7 +67,6 @@ impl Mcts {
             reached: Vec::new(),
             leaves: Vec::new(),
             masks: Vec::new(),
-            owners: Vec::new(),
             slots: Vec::new(),
             out: EvalBatch::default(),
             evaluator_calls: 0,
@@ -81,7 +86,9 @@ impl Mcts {
         self.slots.resize(n, None);
         // Roots that were never evaluated are expanded first (this is not a simulation).
         let config = self.config.clone();
-        self.for_trees(trees, |t, r| *r = (t.root().state == UNEXPANDED).then(|| select_root(t)).flatten());
+        self.for_trees(trees, |t, r| {
+            *r = (t.root().state == NodeState::Unexpanded).then(|| select_root(t)).flatten()
+        });
         self.evaluate_and_backup(trees, evaluator);
         self.for_trees(trees, |t, _| prepare_root(t, &config));
         for sim in 0..config.num_simulations {
@@ -106,14 +113,12 @@ impl Mcts {
     fn evaluate_and_backup<E: Evaluator + ?Sized>(&mut self, trees: &mut [Tree], evaluator: &mut E) {
         self.leaves.clear();
         self.masks.clear();
-        self.owners.clear();
         for (i, r) in self.reached.iter().enumerate() {
             self.slots[i] = None;
             if let Some(Reached::Leaf(leaf, mask)) = r {
                 self.slots[i] = Some(self.leaves.len());
                 self.leaves.push(*leaf);
                 self.masks.push(*mask);
-                self.owners.push(i);
             }
         }
         if let Some(first) = trees.first()
@@ -157,9 +162,9 @@ fn reach(t: &mut Tree, i: u32) -> Option<Reached> {
     let node = &mut t.nodes[i as usize];
     let outcome = t.game.outcome();
     let me = t.game.current_player();
-    node.to_play = me as u8;
+    node.to_play = Some(me);
     if outcome.is_terminal() {
-        node.state = TERMINAL;
+        node.state = NodeState::Terminal;
         node.raw_value = outcome.reward(me);
         return Some(Reached::Terminal(node.raw_value));
     }
@@ -169,7 +174,7 @@ fn reach(t: &mut Tree, i: u32) -> Option<Reached> {
 
 /// Root noise (PUCT) or the Gumbel candidates and halving schedule, once per search.
 fn prepare_root(t: &mut Tree, config: &MctsConfig) {
-    if t.root().state != EXPANDED {
+    if t.root().state != NodeState::Expanded {
         return;
     }
     match config.root_selection {
@@ -187,7 +192,10 @@ fn prepare_root(t: &mut Tree, config: &MctsConfig) {
                 }
             }
         }
-        RootSelection::Gumbel => gumbel::prepare(t, config),
+        RootSelection::Gumbel => {
+            let kids = t.children(ROOT);
+            t.gumbel.prepare(&t.nodes[kids], &mut t.rng, config);
+        }
     }
 }
 
@@ -199,22 +207,23 @@ fn select(t: &mut Tree, config: &MctsConfig, sim: u32) -> Option<Reached> {
     loop {
         let node = t.nodes[i as usize];
         match node.state {
-            TERMINAL => return Some(Reached::Terminal(node.raw_value)),
-            UNEXPANDED => return reach(t, i),
-            _ => {}
+            NodeState::Terminal => return Some(Reached::Terminal(node.raw_value)),
+            NodeState::Unexpanded => return reach(t, i),
+            NodeState::Expanded => {}
         }
         if node.num_children == 0 {
             return Some(Reached::Terminal(node.raw_value));
         }
         let c = if i == ROOT && config.root_selection == RootSelection::Gumbel {
-            gumbel::select_root_child(t, config, sim)
+            let kids = t.children(ROOT);
+            kids.start + t.gumbel.select(&t.nodes[ROOT as usize], &t.nodes[kids.clone()], config, sim)
         } else {
             select_child(t, i, config)
         };
         let action = morris_env::Action(t.nodes[c].action);
         t.game.apply_unchecked(action);
-        if t.nodes[c].to_play == UNKNOWN_PLAYER {
-            t.nodes[c].to_play = t.game.current_player() as u8;
+        if t.nodes[c].to_play.is_none() {
+            t.nodes[c].to_play = Some(t.game.current_player());
         }
         t.path.push(c as u32);
         i = c as u32;
@@ -281,7 +290,7 @@ fn expand(t: &mut Tree, mask: &ActionMask, priors: &[f32], value: f32) {
     let node = &mut t.nodes[leaf as usize];
     node.first_child = first;
     node.num_children = count;
-    node.state = EXPANDED;
+    node.state = NodeState::Expanded;
     node.raw_value = value;
 }
 

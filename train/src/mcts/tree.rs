@@ -1,85 +1,31 @@
 //! The search tree of one game: nodes in a flat arena (indices, no boxes), children created
 //! lazily from the legal mask when a node is expanded, and the game at the root as scratch.
 
-use morris_env::{Action, Color, Game, Rng};
+use morris_env::{Action, Game, Rng};
 
-use super::config::{MctsConfig, RootSelection};
+use super::gumbel::GumbelRoot;
+use super::node::Node;
 
 /// Index of the root node.
 pub const ROOT: u32 = 0;
 /// Parent index of the root.
 pub const NO_PARENT: u32 = u32::MAX;
 
-pub(super) const UNEXPANDED: u8 = 0;
-pub(super) const EXPANDED: u8 = 1;
-pub(super) const TERMINAL: u8 = 2;
-/// `to_play` of a child that has never been reached (its player is known once its action is played).
-pub(super) const UNKNOWN_PLAYER: u8 = 2;
-
-/// One node. Values are sums of results from the point of view of the node's own player to move.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Node {
-    // Constant once created.
-    pub parent: u32,
-    pub action: u16,
-    /// The network's prior of the edge into this node.
-    pub net_prior: f32,
-    // Set on first visit / expansion.
-    pub to_play: u8,
-    pub state: u8,
-    pub num_children: u16,
-    pub first_child: u32,
-    /// Evaluation at expansion, or the exact value of a terminal node (own point of view).
-    pub raw_value: f32,
-    // Mutable during search.
-    /// Prior used by selection (the network prior, plus root noise at the root's children).
-    pub prior: f32,
-    pub visits: u32,
-    pub value_sum: f32,
-}
-
-impl Node {
-    pub(super) fn new(parent: u32, action: u16, prior: f32) -> Node {
-        Node {
-            parent,
-            action,
-            net_prior: prior,
-            to_play: UNKNOWN_PLAYER,
-            state: UNEXPANDED,
-            num_children: 0,
-            first_child: 0,
-            raw_value: 0.0,
-            prior,
-            visits: 0,
-            value_sum: 0.0,
-        }
-    }
-
-    /// Mean value from this node's own point of view.
-    pub(super) fn q(&self) -> f32 {
-        if self.visits == 0 { 0.0 } else { self.value_sum / self.visits as f32 }
-    }
-}
-
 /// The search tree of one game. The game at the root (with its full history, for the repetition
 /// rule) is also the scratch board: selection plays actions on it and takes them back.
 pub struct Tree {
+    /// The arena, `[num_nodes]`: the root at [`ROOT`], each node's children contiguous.
     pub(super) nodes: Vec<Node>,
+    /// A second arena that rerooting copies the kept subtree into (then the two swap).
     scratch: Vec<Node>,
+    /// The game at the root; selection plays a path's actions on it and takes them back.
     pub(super) game: Game,
+    /// Root noise, Gumbel noise and action sampling.
     pub(super) rng: Rng,
-    /// Node indices from the root to this wave's leaf.
+    /// `[path length]`: node indices from the root to this wave's leaf.
     pub(super) path: Vec<u32>,
-    /// Gumbel noise of each root child (0 without noise), in child order.
-    pub(super) gumbel: Vec<f32>,
-    /// Whether each root child is a Gumbel candidate.
-    pub(super) considered: Vec<bool>,
-    /// Visits of each root child during the current search (sequential halving counts these).
-    pub(super) search_visits: Vec<u32>,
-    /// The root visit required by sequential halving at each simulation.
-    pub(super) halving: Vec<u32>,
-    /// Scratch for the completed Q values of the root children.
-    pub(super) completed_q: Vec<f32>,
+    /// The Gumbel candidates and halving schedule of the current search.
+    pub(super) gumbel: GumbelRoot,
 }
 
 impl Tree {
@@ -91,11 +37,7 @@ impl Tree {
             game: game.clone(),
             rng: Rng::seed_from_u64(seed),
             path: Vec::with_capacity(64),
-            gumbel: Vec::new(),
-            considered: Vec::new(),
-            search_visits: Vec::new(),
-            halving: Vec::new(),
-            completed_q: Vec::new(),
+            gumbel: GumbelRoot::default(),
         };
         // Selection plays up to a path's length of actions on this clone.
         t.game.reserve(256);
@@ -103,10 +45,11 @@ impl Tree {
         t
     }
 
+    /// Empties the arena down to a fresh root for the game's position.
     fn reset_root(&mut self) {
         self.nodes.clear();
         let mut root = Node::new(NO_PARENT, u16::MAX, 1.0);
-        root.to_play = self.game.current_player() as u8;
+        root.to_play = Some(self.game.current_player());
         self.nodes.push(root);
     }
 
@@ -127,13 +70,20 @@ impl Tree {
         self.nodes.len()
     }
 
+    /// The root node.
     pub(super) fn root(&self) -> &Node {
         &self.nodes[ROOT as usize]
     }
 
+    /// The arena indices of node `i`'s children.
     pub(super) fn children(&self, i: u32) -> std::ops::Range<usize> {
         let n = &self.nodes[i as usize];
         n.first_child as usize..n.first_child as usize + n.num_children as usize
+    }
+
+    /// The root's children, in action order.
+    pub(super) fn root_children(&self) -> &[Node] {
+        &self.nodes[self.children(ROOT)]
     }
 
     /// Root visits and mean value for the player to move at the root.
@@ -150,80 +100,11 @@ impl Tree {
     /// `(action, visits, mean value from the root player's point of view)` of each visited root child.
     pub fn child_values(&self) -> Vec<(Action, u32, f32)> {
         self.children(ROOT)
-            .filter_map(|c| self.child_q(c).map(|q| (Action(self.nodes[c].action), self.nodes[c].visits, q)))
+            .filter_map(|c| {
+                let n = &self.nodes[c];
+                n.q_for(self.root().to_play).map(|q| (Action(n.action), n.visits, q))
+            })
             .collect()
-    }
-
-    /// `(action, network prior)` of each root child.
-    pub fn priors(&self) -> Vec<(Action, f32)> {
-        self.children(ROOT).map(|c| (Action(self.nodes[c].action), self.nodes[c].net_prior)).collect()
-    }
-
-    /// Mean value of a root child from the root player's point of view (`None` if unvisited).
-    pub(super) fn child_q(&self, c: usize) -> Option<f32> {
-        let n = &self.nodes[c];
-        if n.visits == 0 {
-            return None;
-        }
-        let sign = if n.to_play == self.root().to_play { 1.0 } else { -1.0 };
-        Some(sign * n.q())
-    }
-
-    /// The training target: normalised root visit counts (PUCT), or the completed-Q improved
-    /// policy (Gumbel). Sparse `(action, probability)` pairs over the legal actions.
-    pub fn policy_target(&self, config: &MctsConfig) -> Vec<(Action, f32)> {
-        match config.root_selection {
-            RootSelection::Gumbel => super::gumbel::improved_policy(self, config),
-            RootSelection::Puct => {
-                let total: u32 = self.children(ROOT).map(|c| self.nodes[c].visits).sum();
-                self.children(ROOT)
-                    .map(|c| {
-                        let n = &self.nodes[c];
-                        (
-                            Action(n.action),
-                            if total == 0 { n.net_prior } else { n.visits as f32 / total as f32 },
-                        )
-                    })
-                    .collect()
-            }
-        }
-    }
-
-    /// Chooses the action to play. Gumbel: the sequential-halving winner. PUCT: with
-    /// `temperature == 0` the most visited action (ties to the higher prior), otherwise sampled
-    /// with probability proportional to `visits^(1/temperature)`. `None` if the root has no children.
-    pub fn choose_action(&mut self, config: &MctsConfig, temperature: f32) -> Option<Action> {
-        if self.root().num_children == 0 {
-            return None;
-        }
-        if config.root_selection == RootSelection::Gumbel && temperature <= 0.0 {
-            return super::gumbel::chosen_action(self, config);
-        }
-        let kids = self.children(ROOT);
-        if temperature <= 0.0 {
-            let best = kids.max_by(|&a, &b| {
-                let (na, nb) = (&self.nodes[a], &self.nodes[b]);
-                na.visits.cmp(&nb.visits).then(na.net_prior.total_cmp(&nb.net_prior))
-            })?;
-            return Some(Action(self.nodes[best].action));
-        }
-        let max_visits = kids.clone().map(|c| self.nodes[c].visits).max().unwrap_or(0).max(1) as f32;
-        let weights: Vec<f32> = kids
-            .clone()
-            .map(|c| (self.nodes[c].visits as f32 / max_visits).powf(1.0 / temperature))
-            .collect();
-        let total: f32 = weights.iter().sum();
-        if total <= 0.0 {
-            return Some(Action(self.nodes[kids.start].action));
-        }
-        let mut x = self.rng.next_f64() as f32 * total;
-        for (c, w) in kids.clone().zip(&weights) {
-            if x < *w {
-                return Some(Action(self.nodes[c].action));
-            }
-            x -= w;
-        }
-        Some(Action(self.nodes[kids.end - 1].action))
     }
 
     /// Plays `action` at the root. With `reuse`, the subtree below it becomes the new tree
@@ -286,10 +167,5 @@ impl Tree {
             next += 1;
         }
         std::mem::swap(&mut self.nodes, &mut self.scratch);
-    }
-
-    /// The player to move at the root.
-    pub fn to_play(&self) -> Color {
-        self.game.current_player()
     }
 }
