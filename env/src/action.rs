@@ -1,8 +1,7 @@
-//! The fixed 600-action encoding, the packed legal-action mask, and human move notation.
+//! The fixed 600-action encoding and the packed legal-action mask.
 
 use std::fmt;
 
-use crate::error::NotationError;
 use crate::rng::Rng;
 use crate::types::{NUM_POINTS, Point};
 
@@ -321,101 +320,10 @@ impl Iterator for ActionMaskIter {
     }
 }
 
-/// A move in human notation: `d6` (place), `a1-a4` (slide or fly), `xg7` (remove).
-///
-/// Notation says what the mover does; turning it into an [`Action`] is context-free,
-/// but reading an action back needs to know whether a removal is pending
-/// ([`Move::from_action`]).
-///
-/// ```
-/// use morris_env::Move;
-/// for text in ["d6", "a1-a4", "xg7"] {
-///     let m: Move = text.parse().unwrap();
-///     assert_eq!(m.to_string(), text);
-/// }
-/// assert!("d6-".parse::<Move>().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Move {
-    /// Place a piece from hand on a point.
-    Place(Point),
-    /// Move a piece: a slide to an adjacent point, or a fly.
-    Slide {
-        /// The point the piece leaves.
-        from: Point,
-        /// The point the piece arrives on.
-        to: Point,
-    },
-    /// Remove an opposing piece after closing a mill.
-    Remove(Point),
-}
-
-impl Move {
-    /// The action index of this move.
-    #[inline]
-    pub const fn to_action(self) -> Action {
-        match self {
-            Move::Place(p) | Move::Remove(p) => Action::point(p),
-            Move::Slide { from, to } => Action::movement(from, to),
-        }
-    }
-
-    /// Reads an action as a move. Point actions are removals when `removal_pending`.
-    /// Returns `None` for out-of-range actions.
-    pub const fn from_action(a: Action, removal_pending: bool) -> Option<Move> {
-        if let Some(p) = a.as_point() {
-            return Some(if removal_pending { Move::Remove(p) } else { Move::Place(p) });
-        }
-        match a.as_movement() {
-            Some((from, to)) => Some(Move::Slide { from, to }),
-            None => None,
-        }
-    }
-}
-
-impl fmt::Display for Move {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Move::Place(p) => write!(f, "{p}"),
-            Move::Slide { from, to } => write!(f, "{from}-{to}"),
-            Move::Remove(p) => write!(f, "x{p}"),
-        }
-    }
-}
-
-impl std::str::FromStr for Move {
-    type Err = NotationError;
-    fn from_str(s: &str) -> Result<Move, NotationError> {
-        let t = s.trim();
-        if t.is_empty() {
-            return Err(NotationError::Empty);
-        }
-        let point = |x: &str| -> Result<Point, NotationError> {
-            Point::from_name(x).ok_or_else(|| {
-                if x.len() == 2 {
-                    NotationError::UnknownPoint(x.to_string())
-                } else {
-                    NotationError::Malformed(t.to_string())
-                }
-            })
-        };
-        if let Some(rest) = t.strip_prefix(['x', 'X']) {
-            return Ok(Move::Remove(point(rest)?));
-        }
-        if let Some((a, b)) = t.split_once('-') {
-            let (from, to) = (point(a)?, point(b)?);
-            if from == to {
-                return Err(NotationError::Malformed(t.to_string()));
-            }
-            return Ok(Move::Slide { from, to });
-        }
-        Ok(Move::Place(point(t)?))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notation::Move;
 
     #[test]
     fn action_index_round_trips() {
@@ -467,15 +375,5 @@ mod tests {
             let m = ActionMask::from_le_bytes(&bytes);
             assert_eq!(m.iter().collect::<Vec<_>>(), vec![Action(a as u16)]);
         }
-    }
-
-    #[test]
-    fn notation_errors_are_clear() {
-        assert_eq!("".parse::<Move>(), Err(NotationError::Empty));
-        assert_eq!("z9".parse::<Move>(), Err(NotationError::UnknownPoint("z9".into())));
-        assert_eq!("d4".parse::<Move>(), Err(NotationError::UnknownPoint("d4".into())));
-        assert!(matches!("a1-a1".parse::<Move>(), Err(NotationError::Malformed(_))));
-        assert!(matches!("hello".parse::<Move>(), Err(NotationError::Malformed(_))));
-        assert_eq!("XG7".parse::<Move>(), Ok(Move::Remove(Point::ALL[2])));
     }
 }

@@ -1,4 +1,4 @@
-//! Typed errors: illegal actions, bad notation and inconsistent positions.
+//! Typed errors of the rules: illegal actions and inconsistent positions.
 
 use std::fmt;
 
@@ -68,64 +68,6 @@ impl fmt::Display for ActionError {
 }
 
 impl std::error::Error for ActionError {}
-
-/// Why a piece of notation could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NotationError {
-    /// Nothing was given.
-    Empty,
-    /// Not a point name a1…g7 on the board.
-    UnknownPoint(String),
-    /// Not of the form `d6`, `a1-a4` or `xg7`.
-    Malformed(String),
-    /// A removal is pending, so the move must be written `x<point>`.
-    ExpectedRemoval(String),
-    /// No removal is pending, so `x<point>` is not a legal move kind now.
-    UnexpectedRemoval(String),
-    /// The move is well formed but illegal in the position.
-    Illegal {
-        /// The text that was read.
-        text: String,
-        /// Why it is illegal.
-        error: ActionError,
-    },
-    /// A move list or game record failed at the given 0-based ply.
-    AtPly {
-        /// The ply index.
-        ply: usize,
-        /// What went wrong there.
-        error: Box<NotationError>,
-    },
-}
-
-impl fmt::Display for NotationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NotationError::Empty => {
-                write!(f, "empty move: write a point (d6), a move (a1-a4) or a removal (xg7)")
-            }
-            NotationError::UnknownPoint(s) => {
-                write!(
-                    f,
-                    "'{s}' is not a point: points are named a1 to g7 (files a-g, ranks 1-7) and d4 is not on the board"
-                )
-            }
-            NotationError::Malformed(s) => {
-                write!(f, "cannot read '{s}': write a point (d6), a move (a1-a4) or a removal (xg7)")
-            }
-            NotationError::ExpectedRemoval(s) => {
-                write!(f, "'{s}': a mill was closed, so name the piece to remove as x<point>, e.g. xd6")
-            }
-            NotationError::UnexpectedRemoval(s) => {
-                write!(f, "'{s}': no mill was closed, so there is nothing to remove")
-            }
-            NotationError::Illegal { text, error } => write!(f, "'{text}' is illegal: {error}"),
-            NotationError::AtPly { ply, error } => write!(f, "move {}: {error}", ply + 1),
-        }
-    }
-}
-
-impl std::error::Error for NotationError {}
 
 /// Why a position could not be built from its parts.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,8 +1,10 @@
 //! A game: a position plus its rules and history, which adds threefold repetition, undo and records.
 
-use crate::action::{Action, ActionMask, Move};
-use crate::error::{ActionError, NotationError};
-use crate::position::{DrawReason, Outcome, Position};
+use crate::action::{Action, ActionMask};
+use crate::error::ActionError;
+use crate::notation::{Move, NotationError};
+use crate::outcome::{DrawReason, Outcome};
+use crate::position::Position;
 use crate::rng::Rng;
 use crate::rules::Rules;
 use crate::types::Color;

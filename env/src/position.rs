@@ -3,11 +3,15 @@
 
 use std::fmt;
 
-use crate::action::{Action, ActionMask, MASK_WORDS, Move, NUM_ACTIONS};
-use crate::error::{ActionError, NotationError, PositionError};
+use crate::action::{Action, ActionMask, MASK_WORDS, NUM_ACTIONS};
+use crate::error::{ActionError, PositionError};
+use crate::notation::{Move, NotationError};
+use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::Rules;
-use crate::tables::{ADJACENT, closes_mill, neighbours, pieces_in_mills};
+use crate::tables::{
+    ADJACENT, CHUNK_BYTE, FLY_TARGETS, SLIDE_TARGETS, closes_mill, neighbours, pieces_in_mills,
+};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand.
@@ -44,40 +48,6 @@ const ZOBRIST: Zobrist = {
     Zobrist { piece, in_hand, black_to_move, removal_pending }
 };
 
-/// Slide targets of each point, indexed by `trailing_zeros` (so entries 24..=32 are empty).
-const SLIDE_TARGETS: [u32; 33] = {
-    let mut t = [0u32; 33];
-    let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = ADJACENT[i].0;
-        i += 1;
-    }
-    t
-};
-
-/// First byte of the move actions of each point (`3 + 3·from`), indexed like [`SLIDE_TARGETS`];
-/// entries 24..=32 point at the unused bytes after action 599.
-const CHUNK_BYTE: [u8; 33] = {
-    let mut t = [3 + 3 * NUM_POINTS as u8; 33];
-    let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = 3 + 3 * i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// Fly targets (every point) of each point, indexed like [`SLIDE_TARGETS`].
-const FLY_TARGETS: [u32; 33] = {
-    let mut t = [0u32; 33];
-    let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = BitBoard::FULL.0;
-        i += 1;
-    }
-    t
-};
-
 /// How a player moves at the moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
@@ -87,105 +57,6 @@ pub enum Phase {
     Moving,
     /// Hand empty, exactly 3 pieces on board, and flying allowed: a piece may move to any empty point.
     Flying,
-}
-
-/// Why a game was won.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WinReason {
-    /// The loser has 2 pieces left on board and in hand.
-    TooFewPieces,
-    /// The loser had no legal move on their turn.
-    Blocked,
-    /// The loser played an illegal action in an environment set to punish it with a loss.
-    IllegalAction,
-}
-
-/// Why a game was drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DrawReason {
-    /// The same position occurred for the third time.
-    ThreefoldRepetition,
-    /// The N-move rule: N plies of sliding or flying with no removal.
-    NMoveRule,
-    /// The turn cap was reached.
-    TurnCap,
-}
-
-/// The state of a game: still going, won, or drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// The game goes on.
-    Ongoing,
-    /// A player won.
-    Win {
-        /// The winner.
-        winner: Color,
-        /// Why.
-        reason: WinReason,
-    },
-    /// The game is drawn.
-    Draw(DrawReason),
-}
-
-impl Outcome {
-    /// Whether the game is over.
-    #[inline]
-    pub const fn is_terminal(self) -> bool {
-        !matches!(self, Outcome::Ongoing)
-    }
-
-    /// The winner, if any.
-    pub const fn winner(self) -> Option<Color> {
-        match self {
-            Outcome::Win { winner, .. } => Some(winner),
-            _ => None,
-        }
-    }
-
-    /// The final reward of `player`: +1 for a win, −1 for a loss, 0 for a draw or an ongoing game.
-    #[inline]
-    pub const fn reward(self, player: Color) -> f32 {
-        match self {
-            Outcome::Win { winner, .. } => {
-                if winner as u8 == player as u8 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            }
-            _ => 0.0,
-        }
-    }
-
-    /// Whether the game was cut off by the turn cap (a time limit) rather than decided by play.
-    /// RL code may bootstrap the value of such a state; the game result is still a draw.
-    pub const fn is_truncation(self) -> bool {
-        matches!(self, Outcome::Draw(DrawReason::TurnCap))
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Outcome::Ongoing => write!(f, "ongoing"),
-            Outcome::Win { winner, reason } => {
-                let why = match reason {
-                    WinReason::TooFewPieces => "opponent reduced to 2 pieces",
-                    WinReason::Blocked => "opponent has no legal move",
-                    WinReason::IllegalAction => "opponent played an illegal action",
-                };
-                write!(f, "{winner} wins ({why})")
-            }
-            Outcome::Draw(r) => {
-                let why = match r {
-                    DrawReason::ThreefoldRepetition => "threefold repetition",
-                    DrawReason::NMoveRule => "N-move rule",
-                    DrawReason::TurnCap => "turn cap",
-                };
-                write!(f, "draw ({why})")
-            }
-        }
-    }
 }
 
 /// A position: everything the rules need except the repetition history, in 24 bytes.

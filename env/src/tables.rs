@@ -1,4 +1,4 @@
-//! Board geometry as compile-time tables: the 16 mills, adjacency, and lookup tables for set-wide neighbour queries.
+//! Board geometry as compile-time tables: the 16 mills, adjacency, and lookup tables for set-wide neighbour queries and move generation.
 
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
@@ -134,6 +134,40 @@ pub fn adjacency_matrix() -> [[f32; NUM_POINTS]; NUM_POINTS] {
     }
     out
 }
+
+/// Slide targets of each point, indexed by `trailing_zeros` (so entries 24..=32 are empty).
+pub(crate) const SLIDE_TARGETS: [u32; 33] = {
+    let mut t = [0u32; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = ADJACENT[i].0;
+        i += 1;
+    }
+    t
+};
+
+/// First byte of the move actions of each point (`3 + 3·from`), indexed like [`SLIDE_TARGETS`];
+/// entries 24..=32 point at the unused bytes after action 599.
+pub(crate) const CHUNK_BYTE: [u8; 33] = {
+    let mut t = [3 + 3 * NUM_POINTS as u8; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = 3 + 3 * i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Fly targets (every point) of each point, indexed like [`SLIDE_TARGETS`].
+pub(crate) const FLY_TARGETS: [u32; 33] = {
+    let mut t = [0u32; 33];
+    let mut i = 0;
+    while i < NUM_POINTS {
+        t[i] = BitBoard::FULL.0;
+        i += 1;
+    }
+    t
+};
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use crate::action::{Action, ActionMask, NUM_ACTIONS};
 use crate::error::ActionError;
 use crate::features::{OBS_LEN, encode};
 use crate::game::Game;
-use crate::position::{Outcome, WinReason};
+use crate::outcome::{Outcome, WinReason};
 use crate::rng::Rng;
 use crate::rules::Rules;
 use crate::types::Color;
@@ -501,7 +501,7 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::position::DrawReason;
+    use crate::outcome::DrawReason;
 
     /// Rules under which every game ends after one turn (a draw by the turn cap).
     fn one_turn() -> Rules {

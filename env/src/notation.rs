@@ -1,0 +1,173 @@
+//! Human move notation (`d6`, `a1-a4`, `xg7`): the `Move` type, its parser, and why a text
+//! cannot be read as a move.
+
+use std::fmt;
+
+use crate::action::Action;
+use crate::error::ActionError;
+use crate::types::Point;
+
+/// A move in human notation: `d6` (place), `a1-a4` (slide or fly), `xg7` (remove).
+///
+/// Notation says what the mover does; turning it into an [`Action`] is context-free,
+/// but reading an action back needs to know whether a removal is pending
+/// ([`Move::from_action`]).
+///
+/// ```
+/// use morris_env::Move;
+/// for text in ["d6", "a1-a4", "xg7"] {
+///     let m: Move = text.parse().unwrap();
+///     assert_eq!(m.to_string(), text);
+/// }
+/// assert!("d6-".parse::<Move>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Move {
+    /// Place a piece from hand on a point.
+    Place(Point),
+    /// Move a piece: a slide to an adjacent point, or a fly.
+    Slide {
+        /// The point the piece leaves.
+        from: Point,
+        /// The point the piece arrives on.
+        to: Point,
+    },
+    /// Remove an opposing piece after closing a mill.
+    Remove(Point),
+}
+
+impl Move {
+    /// The action index of this move.
+    #[inline]
+    pub const fn to_action(self) -> Action {
+        match self {
+            Move::Place(p) | Move::Remove(p) => Action::point(p),
+            Move::Slide { from, to } => Action::movement(from, to),
+        }
+    }
+
+    /// Reads an action as a move. Point actions are removals when `removal_pending`.
+    /// Returns `None` for out-of-range actions.
+    pub const fn from_action(a: Action, removal_pending: bool) -> Option<Move> {
+        if let Some(p) = a.as_point() {
+            return Some(if removal_pending { Move::Remove(p) } else { Move::Place(p) });
+        }
+        match a.as_movement() {
+            Some((from, to)) => Some(Move::Slide { from, to }),
+            None => None,
+        }
+    }
+}
+
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Move::Place(p) => write!(f, "{p}"),
+            Move::Slide { from, to } => write!(f, "{from}-{to}"),
+            Move::Remove(p) => write!(f, "x{p}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Move {
+    type Err = NotationError;
+    fn from_str(s: &str) -> Result<Move, NotationError> {
+        let t = s.trim();
+        if t.is_empty() {
+            return Err(NotationError::Empty);
+        }
+        let point = |x: &str| -> Result<Point, NotationError> {
+            Point::from_name(x).ok_or_else(|| {
+                if x.len() == 2 {
+                    NotationError::UnknownPoint(x.to_string())
+                } else {
+                    NotationError::Malformed(t.to_string())
+                }
+            })
+        };
+        if let Some(rest) = t.strip_prefix(['x', 'X']) {
+            return Ok(Move::Remove(point(rest)?));
+        }
+        if let Some((a, b)) = t.split_once('-') {
+            let (from, to) = (point(a)?, point(b)?);
+            if from == to {
+                return Err(NotationError::Malformed(t.to_string()));
+            }
+            return Ok(Move::Slide { from, to });
+        }
+        Ok(Move::Place(point(t)?))
+    }
+}
+
+/// Why a piece of notation could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotationError {
+    /// Nothing was given.
+    Empty,
+    /// Not a point name a1…g7 on the board.
+    UnknownPoint(String),
+    /// Not of the form `d6`, `a1-a4` or `xg7`.
+    Malformed(String),
+    /// A removal is pending, so the move must be written `x<point>`.
+    ExpectedRemoval(String),
+    /// No removal is pending, so `x<point>` is not a legal move kind now.
+    UnexpectedRemoval(String),
+    /// The move is well formed but illegal in the position.
+    Illegal {
+        /// The text that was read.
+        text: String,
+        /// Why it is illegal.
+        error: ActionError,
+    },
+    /// A move list or game record failed at the given 0-based ply.
+    AtPly {
+        /// The ply index.
+        ply: usize,
+        /// What went wrong there.
+        error: Box<NotationError>,
+    },
+}
+
+impl fmt::Display for NotationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotationError::Empty => {
+                write!(f, "empty move: write a point (d6), a move (a1-a4) or a removal (xg7)")
+            }
+            NotationError::UnknownPoint(s) => {
+                write!(
+                    f,
+                    "'{s}' is not a point: points are named a1 to g7 (files a-g, ranks 1-7) and d4 is not on the board"
+                )
+            }
+            NotationError::Malformed(s) => {
+                write!(f, "cannot read '{s}': write a point (d6), a move (a1-a4) or a removal (xg7)")
+            }
+            NotationError::ExpectedRemoval(s) => {
+                write!(f, "'{s}': a mill was closed, so name the piece to remove as x<point>, e.g. xd6")
+            }
+            NotationError::UnexpectedRemoval(s) => {
+                write!(f, "'{s}': no mill was closed, so there is nothing to remove")
+            }
+            NotationError::Illegal { text, error } => write!(f, "'{text}' is illegal: {error}"),
+            NotationError::AtPly { ply, error } => write!(f, "move {}: {error}", ply + 1),
+        }
+    }
+}
+
+impl std::error::Error for NotationError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notation_errors_are_clear() {
+        assert_eq!("".parse::<Move>(), Err(NotationError::Empty));
+        assert_eq!("z9".parse::<Move>(), Err(NotationError::UnknownPoint("z9".into())));
+        assert_eq!("d4".parse::<Move>(), Err(NotationError::UnknownPoint("d4".into())));
+        assert!(matches!("a1-a1".parse::<Move>(), Err(NotationError::Malformed(_))));
+        assert!(matches!("hello".parse::<Move>(), Err(NotationError::Malformed(_))));
+        assert_eq!("XG7".parse::<Move>(), Ok(Move::Remove(Point::ALL[2])));
+    }
+}
