@@ -1,0 +1,47 @@
+//! Random games and positions for the properties, under four rule sets.
+
+use morris_env::{Action, ActionMask, Game, Position, Rng, Rules};
+
+/// Rule sets under test: both presets, standard without flying, and a short variant whose draw
+/// rules fire early.
+pub(crate) fn rules_of(i: u8) -> Rules {
+    match i % 4 {
+        0 => Rules::standard(),
+        1 => Rules::openspiel(),
+        2 => Rules { flying: false, ..Rules::standard() },
+        _ => Rules { n_move_rule: Some(20), turn_cap: Some(60), ..Rules::standard() },
+    }
+}
+
+pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
+    mask.nth(rng.below(mask.count())).unwrap()
+}
+
+pub(crate) const PLY_BOUND: usize = 5000;
+
+/// Plays a random game from the start, calling `visit` on every state (the final one included),
+/// for at most `max_plies` plies. Returns the game.
+pub(crate) fn random_game(rules: Rules, seed: u64, max_plies: usize, mut visit: impl FnMut(&Game)) -> Game {
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut game = Game::new(rules);
+    visit(&game);
+    for _ in 0..max_plies {
+        let mask = game.legal_actions();
+        assert_eq!(
+            mask.is_empty(),
+            game.outcome().is_terminal(),
+            "empty mask iff game over\n{}",
+            game.position()
+        );
+        if mask.is_empty() {
+            break;
+        }
+        game.apply(pick(&mask, &mut rng)).unwrap();
+        visit(&game);
+    }
+    game
+}
+
+pub(crate) fn random_position(rules: Rules, seed: u64, plies: usize) -> Position {
+    *random_game(rules, seed, plies, |_| {}).position()
+}

@@ -1,0 +1,318 @@
+//! The slow reference model of the rules, written from `rules.md` alone: its own adjacency
+//! list, mill list, "in mill" test, flying condition, removal rule and placement rule. It never
+//! reads the crate's tables or its move generator.
+
+use morris_env::features::encode;
+use morris_env::{
+    Action, ActionMask, Color, DrawReason, NUM_ACTIONS, OBS_LEN, Outcome, Point, Position, Rules, WinReason,
+};
+
+/// The 32 lines of the board diagram in rules.md, walked square by square, then the spokes.
+#[rustfmt::skip]
+pub(crate) const EDGES: [(usize, usize); 32] = [
+    // outer square: a7 d7 g7 g4 g1 d1 a1 a4
+    (0, 1), (1, 2), (2, 14), (14, 23), (23, 22), (22, 21), (21, 9), (9, 0),
+    // middle square: b6 d6 f6 f4 f2 d2 b2 b4
+    (3, 4), (4, 5), (5, 13), (13, 20), (20, 19), (19, 18), (18, 10), (10, 3),
+    // inner square: c5 d5 e5 e4 e3 d3 c3 c4
+    (6, 7), (7, 8), (8, 12), (12, 17), (17, 16), (16, 15), (15, 11), (11, 6),
+    // spokes joining the squares at their midpoints
+    (1, 4), (4, 7), (9, 10), (10, 11), (12, 13), (13, 14), (16, 19), (19, 22),
+];
+
+/// The 16 mills as listed in rules.md.
+#[rustfmt::skip]
+pub(crate) const REF_MILLS: [[usize; 3]; 16] = [
+    // rows
+    [0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14], [15, 16, 17], [18, 19, 20], [21, 22, 23],
+    // columns
+    [0, 9, 21], [3, 10, 18], [6, 11, 15], [1, 4, 7], [16, 19, 22], [8, 12, 17], [5, 13, 20], [2, 14, 23],
+];
+
+/// Coordinate names of the points, read off the diagram.
+pub(crate) const REF_NAMES: [&str; 24] = [
+    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
+    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
+];
+
+pub(crate) fn ref_adjacent(a: usize, b: usize) -> bool {
+    EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+}
+
+pub(crate) fn has(board: u32, p: usize) -> bool {
+    board >> p & 1 == 1
+}
+
+pub(crate) fn points(board: u32) -> Vec<usize> {
+    (0..24).filter(|&p| has(board, p)).collect()
+}
+
+/// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board`.
+pub(crate) fn ref_in_mill(board: u32, p: usize) -> bool {
+    REF_MILLS.iter().any(|m| m.contains(&p) && m.iter().all(|&q| has(board, q)))
+}
+
+/// The whole state the rules read, kept independently of `Position`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RefState {
+    pub(crate) board: [u32; 2],
+    pub(crate) hand: [u8; 2],
+    pub(crate) side: usize,
+    pub(crate) pending: bool,
+    pub(crate) quiet: u32,
+    pub(crate) turns: u32,
+}
+
+/// What makes two states "the same position" for repetition (counters excluded).
+pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, bool);
+
+impl RefState {
+    pub(crate) fn start() -> RefState {
+        RefState { board: [0, 0], hand: [9, 9], side: 0, pending: false, quiet: 0, turns: 0 }
+    }
+
+    pub(crate) fn of(pos: &Position) -> RefState {
+        RefState {
+            board: [pos.pieces(Color::White).0, pos.pieces(Color::Black).0],
+            hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
+            side: pos.current_player().index(),
+            pending: pos.is_removal_pending(),
+            quiet: pos.quiet_plies() as u32,
+            turns: pos.turns() as u32,
+        }
+    }
+
+    pub(crate) fn key(&self) -> RefKey {
+        (self.board, self.hand, self.side, self.pending)
+    }
+
+    pub(crate) fn empty(&self, p: usize) -> bool {
+        !has(self.board[0] | self.board[1], p)
+    }
+
+    /// Flying: the rule is on, the player has exactly 3 pieces on the board and none in hand.
+    pub(crate) fn flies(&self, c: usize, rules: &Rules) -> bool {
+        rules.flying && self.board[c].count_ones() == 3 && self.hand[c] == 0
+    }
+
+    /// The legal actions by the rules of play (not checking whether the game is over).
+    pub(crate) fn legal(&self, rules: &Rules) -> Vec<bool> {
+        let mut legal = vec![false; NUM_ACTIONS];
+        let me = self.side;
+        let opp = 1 - me;
+        if self.pending {
+            let theirs = points(self.board[opp]);
+            let free: Vec<usize> =
+                theirs.iter().copied().filter(|&p| !ref_in_mill(self.board[opp], p)).collect();
+            for p in if free.is_empty() { theirs } else { free } {
+                legal[p] = true;
+            }
+        } else if self.hand[me] > 0 {
+            for (p, l) in legal.iter_mut().enumerate().take(24) {
+                *l = self.empty(p);
+            }
+        } else {
+            let flying = self.flies(me, rules);
+            for from in points(self.board[me]) {
+                for to in 0..24 {
+                    if self.empty(to) && (flying || ref_adjacent(from, to)) {
+                        legal[24 + from * 24 + to] = true;
+                    }
+                }
+            }
+        }
+        legal
+    }
+
+    /// The successor after a legal action.
+    pub(crate) fn apply(mut self, a: usize) -> RefState {
+        let me = self.side;
+        let opp = 1 - me;
+        let arrived = if self.pending {
+            assert!(a < 24 && has(self.board[opp], a));
+            self.board[opp] &= !(1 << a);
+            self.pending = false;
+            self.quiet = 0;
+            self.side = opp;
+            self.turns += 1;
+            return self;
+        } else if a < 24 {
+            self.board[me] |= 1 << a;
+            self.hand[me] -= 1;
+            a
+        } else {
+            let (from, to) = ((a - 24) / 24, (a - 24) % 24);
+            self.board[me] &= !(1 << from);
+            self.board[me] |= 1 << to;
+            self.quiet += 1;
+            to
+        };
+        // A mill lets the mover remove, unless the opponent has nothing on the board.
+        if ref_in_mill(self.board[me], arrived) && self.board[opp] != 0 {
+            self.pending = true;
+        } else {
+            self.side = opp;
+            self.turns += 1;
+        }
+        self
+    }
+}
+
+/// The outcome by rules.md: a win takes precedence over every draw; several draw conditions may
+/// hold at once, so the set of those that do is returned.
+#[derive(Debug, PartialEq)]
+pub(crate) enum RefOutcome {
+    Ongoing,
+    Win(Color, WinReason),
+    Draw(Vec<DrawReason>),
+}
+
+pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefOutcome {
+    for c in 0..2 {
+        if r.board[c].count_ones() + r.hand[c] as u32 <= 2 {
+            return RefOutcome::Win(color(1 - c), WinReason::TooFewPieces);
+        }
+    }
+    if !r.legal(rules).contains(&true) {
+        return RefOutcome::Win(color(1 - r.side), WinReason::Blocked);
+    }
+    let mut draws = Vec::new();
+    if rules.threefold_repetition && repetitions >= 3 {
+        draws.push(DrawReason::ThreefoldRepetition);
+    }
+    // The N-move counter is read once a pending removal (which resets it) has been made.
+    if let Some(n) = rules.n_move_rule
+        && !r.pending
+        && r.quiet >= n
+    {
+        draws.push(DrawReason::NMoveRule);
+    }
+    if let Some(cap) = rules.turn_cap
+        && r.turns >= cap
+    {
+        draws.push(DrawReason::TurnCap);
+    }
+    if draws.is_empty() { RefOutcome::Ongoing } else { RefOutcome::Draw(draws) }
+}
+
+/// The observation as the table in `features.rs` documents it (version 1), from the mover's side.
+pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> Vec<f32> {
+    let (me, opp) = (r.side, 1 - r.side);
+    let phase = |c: usize| {
+        let placing = r.hand[c] > 0;
+        let flying = r.flies(c, rules);
+        [placing, !placing && !flying, flying].map(|b| b as u8 as f32)
+    };
+    let ratio = |x: u32, d: Option<u32>| match d {
+        Some(d) if d > 0 => (x as f32 / d as f32).min(1.0),
+        _ => 0.0,
+    };
+    let reps = if rules.threefold_repetition { ((repetitions - 1) as f32 / 2.0).min(1.0) } else { 0.0 };
+    let mut planes: Vec<[f32; 24]> = vec![
+        std::array::from_fn(|p| has(r.board[me], p) as u8 as f32),
+        std::array::from_fn(|p| has(r.board[opp], p) as u8 as f32),
+        std::array::from_fn(|p| r.empty(p) as u8 as f32),
+    ];
+    let constants = [
+        [r.hand[me] as f32 / 9.0, r.hand[opp] as f32 / 9.0, r.pending as u8 as f32].as_slice(),
+        &phase(me),
+        &phase(opp),
+        &[ratio(r.quiet, rules.n_move_rule), reps, ratio(r.turns, rules.turn_cap)],
+    ]
+    .concat();
+    planes.extend(constants.iter().map(|&v| [v; 24]));
+    assert_eq!(planes.len() * 24, OBS_LEN);
+    planes.concat()
+}
+
+pub(crate) fn assert_observation_matches(
+    pos: &Position,
+    rules: &Rules,
+    r: &RefState,
+    reps: u32,
+    ctx: &dyn Fn() -> String,
+) {
+    let mut obs = vec![f32::NAN; OBS_LEN];
+    encode(pos, rules, reps, &mut obs);
+    let want = ref_observation(r, rules, reps);
+    for (i, (a, b)) in obs.iter().zip(&want).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-6,
+            "observation plane {} point {}: {a} != {b}\n{}",
+            i / 24,
+            i % 24,
+            ctx()
+        );
+    }
+}
+
+pub(crate) fn color(i: usize) -> Color {
+    Color::try_index(i).unwrap()
+}
+
+pub(crate) fn assert_outcome_matches(actual: Outcome, expected: &RefOutcome, context: &dyn Fn() -> String) {
+    let ok = match (actual, expected) {
+        (Outcome::Ongoing, RefOutcome::Ongoing) => true,
+        (Outcome::Win { winner, reason }, RefOutcome::Win(w, r)) => winner == *w && reason == *r,
+        (Outcome::Draw(reason), RefOutcome::Draw(reasons)) => reasons.contains(&reason),
+        _ => false,
+    };
+    assert!(ok, "outcome {actual:?}, reference says {expected:?}\n{}", context());
+}
+
+/// The crate's mask as 600 booleans, checking its count and iterator on the way.
+pub(crate) fn mask_bools(mask: &ActionMask) -> Vec<bool> {
+    let bools: Vec<bool> = (0..NUM_ACTIONS).map(|a| mask.has(Action(a as u16))).collect();
+    assert_eq!(mask.count() as usize, bools.iter().filter(|&&b| b).count());
+    let listed: Vec<usize> = mask.iter().map(|a| a.index()).collect();
+    let expected: Vec<usize> = (0..NUM_ACTIONS).filter(|&a| bools[a]).collect();
+    assert_eq!(listed, expected);
+    assert!(!mask.has(Action(600)) && !mask.has(Action(u16::MAX)));
+    bools
+}
+
+pub(crate) fn describe(legal: &[bool]) -> Vec<usize> {
+    (0..legal.len()).filter(|&a| legal[a]).collect()
+}
+
+#[test]
+fn reference_geometry_is_consistent_with_rules_md() {
+    // 32 distinct edges, degrees 2..=4.
+    for (i, &(a, b)) in EDGES.iter().enumerate() {
+        assert_ne!(a, b);
+        for &(c, d) in &EDGES[..i] {
+            assert!((a, b) != (c, d) && (a, b) != (d, c), "edge {a}-{b} listed twice");
+        }
+    }
+    for p in 0..24 {
+        let degree = (0..24).filter(|&q| ref_adjacent(p, q)).count();
+        assert!((2..=4).contains(&degree), "point {p} has degree {degree}");
+    }
+    // Every edge joins two points on a common rank or file, with no point between them; and the
+    // edges are exactly the consecutive pairs of the mills.
+    let coords = |p: usize| {
+        let b = REF_NAMES[p].as_bytes();
+        ((b[0] - b'a') as i32, (b[1] - b'1') as i32)
+    };
+    for &(a, b) in &EDGES {
+        let ((fa, ra), (fb, rb)) = (coords(a), coords(b));
+        assert!(fa == fb || ra == rb, "edge {a}-{b} is not straight");
+        assert!(REF_MILLS.iter().any(|m| (m[0] == a && m[1] == b)
+            || (m[1] == a && m[2] == b)
+            || (m[0] == b && m[1] == a)
+            || (m[1] == b && m[2] == a)));
+    }
+    for m in REF_MILLS {
+        assert!(ref_adjacent(m[0], m[1]) && ref_adjacent(m[1], m[2]) && !ref_adjacent(m[0], m[2]));
+        let (f, r): (Vec<i32>, Vec<i32>) = m.iter().map(|&p| coords(p)).unzip();
+        assert!(f.iter().all(|&x| x == f[0]) || r.iter().all(|&x| x == r[0]), "mill {m:?} is not a line");
+    }
+    // Every point lies on exactly two mills.
+    for p in 0..24 {
+        assert_eq!(REF_MILLS.iter().filter(|m| m.contains(&p)).count(), 2);
+    }
+    // Our names agree with the crate's numbering.
+    for (p, name) in REF_NAMES.iter().enumerate() {
+        assert_eq!(Point::try_index(p).unwrap().name(), *name);
+    }
+}
