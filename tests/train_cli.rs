@@ -219,7 +219,6 @@ fn tiny_run_writes_checkpoints_events_and_metrics_then_resumes() {
             .unwrap();
     assert!(meta2["samples_drawn"].as_u64() > meta["samples_drawn"].as_u64());
     assert!(meta2["wall_time_s"].as_f64() > meta["wall_time_s"].as_f64());
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -250,7 +249,6 @@ fn a_sigkill_mid_run_leaves_a_checkpoint_that_resumes() {
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains(&format!("at step {last}")), "{stderr}");
     assert!(stdout.contains(&format!("finished at step {}", last + 20)), "{stdout}");
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -294,7 +292,6 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
     fs::write(ckpt.join("meta.json"), b"{").unwrap();
     let (_, stderr) = text(&train(&["--resume", ckpt.to_str().unwrap()]));
     assert!(stderr.contains("meta.json") && !stderr.contains("panicked"), "{stderr}");
-    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -360,7 +357,6 @@ fn separate_learner_and_selfplay_workers_share_a_run_directory() {
         .output()
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("config.toml"));
-    let _ = fs::remove_dir_all(&dir);
 }
 
 /// Copies the directory tree `from` into `to`.

@@ -139,7 +139,7 @@ impl Table {
         let side = self.game.current_player().index();
         self.seconds[side] += secs;
         self.moves[side] += 1;
-        if !choice.is_some_and(|a| self.game.apply(a).is_ok()) {
+        if choice.is_none_or(|a| self.game.apply(a).is_err()) {
             self.forfeit = true;
         }
     }
@@ -234,7 +234,7 @@ enum Seat {
     /// One agent per game, asked in parallel.
     PerGame(Vec<Box<dyn Agent>>),
     /// A network searching all its games in one batch.
-    Batched(BatchedNet),
+    Batched(Box<BatchedNet>),
 }
 
 /// A network agent playing many games with one batched search per move.
@@ -304,7 +304,7 @@ impl BatchedNet {
 impl Seat {
     fn new(spec: &AgentSpec, agents: Vec<Box<dyn Agent>>, tables: &[Table], seed: u64, is_a: bool) -> Seat {
         match BatchedNet::new(spec, tables, seed, is_a) {
-            Some(net) => Seat::Batched(net),
+            Some(net) => Seat::Batched(Box::new(net)),
             None => Seat::PerGame(agents),
         }
     }

@@ -15,7 +15,7 @@ use morris_train::model::{
     NetConfig, PolicyValueNet, Trunk, alphazero_loss, masked_log_softmax, masked_softmax,
 };
 use morris_train::net_evaluator::NetEvaluator;
-use morris_train::store::model_dir::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
+use morris_train::store::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
 
 /// A small network of either trunk, quick in debug builds.
 fn tiny(trunk: Trunk) -> NetConfig {

@@ -26,7 +26,8 @@ use morris_env::{ActionMask, NUM_ACTIONS};
 use rayon::prelude::*;
 
 pub use config::{MctsConfig, RootSelection, Selection};
-pub use tree::{NO_PARENT, ROOT, Tree};
+use tree::ROOT;
+pub use tree::Tree;
 
 use crate::evaluator::{EvalBatch, Evaluator, Leaf};
 use node::{Node, NodeState};

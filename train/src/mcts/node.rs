@@ -21,7 +21,7 @@ pub(super) enum NodeState {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Node {
     // Constant once created.
-    /// Index of the parent ([`super::tree::NO_PARENT`] at the root).
+    /// Index of the parent (`NO_PARENT` at the root).
     pub parent: u32,
     /// The action on the edge into this node (an action number, `u16::MAX` at the root).
     pub action: u16,

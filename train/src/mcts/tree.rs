@@ -7,9 +7,9 @@ use super::gumbel::GumbelRoot;
 use super::node::Node;
 
 /// Index of the root node.
-pub const ROOT: u32 = 0;
+pub(super) const ROOT: u32 = 0;
 /// Parent index of the root.
-pub const NO_PARENT: u32 = u32::MAX;
+pub(super) const NO_PARENT: u32 = u32::MAX;
 
 /// The search tree of one game. The game at the root (with its full history, for the repetition
 /// rule) is also the scratch board: selection plays actions on it and takes them back.

@@ -5,21 +5,21 @@
 //! | module | job |
 //! |---|---|
 //! | `mod.rs` | [`Start`] (new, from a run directory, resume), [`start_run`] and the main loop |
-//! | [`trainer`] | the learner's side: shards into the replay window, steps, checkpoints, logging |
-//! | [`selfplayer`] | in-process self-play in one group per thread, written as shards |
-//! | [`judge`] | the [`Judge`] trait the run calls to rate its network, run in the background |
-//! | [`metrics`] | loss means, throughput windows, time fractions, TensorBoard and JSONL sinks |
-//! | [`display`] | the progress bar or plain progress lines |
-//! | [`worker`] | `train selfplay`: a separate self-play process |
+//! | `trainer` | the learner's side: shards into the replay window, steps, checkpoints, logging |
+//! | `selfplayer` | in-process self-play in one group per thread, written as shards |
+//! | `judge` | the [`Judge`] trait the run calls to rate its network, run in the background |
+//! | `metrics` | loss means, throughput windows, time fractions, TensorBoard and JSONL sinks |
+//! | `display` | the progress bar or plain progress lines |
+//! | `worker` | `train selfplay`: a separate self-play process |
 //!
-//! The files of a run directory are described in [`crate::store::run_dir`].
+//! The files of a run directory are described in [`crate::store::RunDir`].
 
 mod display;
-pub mod judge;
+mod judge;
 mod metrics;
 mod selfplayer;
 mod trainer;
-pub mod worker;
+mod worker;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

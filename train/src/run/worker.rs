@@ -11,7 +11,7 @@ use crate::config::TrainConfig;
 use crate::device::device_from_name;
 use crate::error::{Result, TrainError};
 use crate::store::files::read_text;
-use crate::store::run_dir::sanitize_worker;
+use crate::store::sanitize_worker;
 use crate::store::{RunDir, ShardWriter};
 
 /// How often the worker looks for a new model and for the learner's end.

@@ -5,24 +5,26 @@
 //! | module | files |
 //! |---|---|
 //! | [`files`] | atomic file and directory writes, append-only opens, typed JSON |
-//! | [`rating`] | [`Elo`], the one shape of a rating with its 95% interval |
-//! | [`shard`] | `games/*.shard`: self-play positions with policy and outcome |
-//! | [`model_dir`] | `model.safetensors` + `config.json`, or + the `model.json` [`ModelCard`] |
+//! | `rating` | [`Elo`], the one shape of a rating with its 95% interval |
+//! | `shard` | `games/*.shard`: self-play positions with policy and outcome |
+//! | `model_dir` | `model.safetensors` + `config.json`, or + the `model.json` [`ModelCard`] |
 //! | [`checkpoint`] | `checkpoints/step-N/` (`meta.json`, `train.toml`, `optimizer.bpk`, `eval.json`), `best.json` |
-//! | [`export`] | an exported model directory made from a checkpoint |
-//! | [`run_dir`] | the run directory: its paths, `models/LATEST`, shard naming, `FINISHED` |
+//! | `export` | an exported model directory made from a checkpoint |
+//! | `run_dir` | the run directory: its paths, `models/LATEST`, shard naming, `FINISHED` |
 
 pub mod checkpoint;
-pub mod export;
+pub(crate) mod export;
 pub mod files;
-pub mod model_dir;
-pub mod rating;
-pub mod run_dir;
-pub mod shard;
+pub(crate) mod model_dir;
+pub(crate) mod rating;
+pub(crate) mod run_dir;
+pub(crate) mod shard;
 
 pub use checkpoint::{BestCheckpoint, CheckpointEval, CheckpointMeta, OpponentScore};
 pub use export::export_checkpoint;
-pub use model_dir::{CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_FILE, ModelCard, load_model, save_model};
+pub use model_dir::{
+    CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, load_model, save_model,
+};
 pub use rating::Elo;
-pub use run_dir::{RunDir, ShardWriter};
+pub use run_dir::{MODELS_KEPT, RunDir, ShardWriter, sanitize_worker};
 pub use shard::{Sample, Shard, read_shard, write_shard};
