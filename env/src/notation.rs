@@ -1,11 +1,11 @@
-//! Human move notation (`d6`, `a1-a4`, `xg7`): the `Move` type, its parser, and why a text
-//! cannot be read as a move.
+//! Human notation (points `d6`, moves `a1-a4`, removals `xg7`): the `Move` type, the parsers
+//! of moves and point names, and why a text cannot be read.
 
 use std::fmt;
 
 use crate::action::Action;
 use crate::error::ActionError;
-use crate::types::Point;
+use crate::types::{BitBoard, Point};
 
 /// A move in human notation: `d6` (place), `a1-a4` (slide or fly), `xg7` (remove).
 ///
@@ -156,6 +156,24 @@ impl fmt::Display for NotationError {
 }
 
 impl std::error::Error for NotationError {}
+
+impl std::str::FromStr for Point {
+    type Err = NotationError;
+    fn from_str(s: &str) -> Result<Point, NotationError> {
+        Point::from_name(s.trim()).ok_or_else(|| NotationError::UnknownPoint(s.trim().to_string()))
+    }
+}
+
+impl BitBoard {
+    /// The set built from coordinate names.
+    pub fn from_names(names: &[&str]) -> Result<BitBoard, NotationError> {
+        let mut set = BitBoard::EMPTY;
+        for name in names {
+            set |= name.parse::<Point>()?.bit();
+        }
+        Ok(set)
+    }
+}
 
 #[cfg(test)]
 mod tests {

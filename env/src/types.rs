@@ -171,13 +171,6 @@ impl fmt::Display for Point {
     }
 }
 
-impl std::str::FromStr for Point {
-    type Err = crate::NotationError;
-    fn from_str(s: &str) -> Result<Point, Self::Err> {
-        Point::from_name(s.trim()).ok_or_else(|| crate::NotationError::UnknownPoint(s.trim().to_string()))
-    }
-}
-
 /// A set of points, one bit per point index (bits 24..32 are always zero).
 ///
 /// ```
@@ -224,15 +217,6 @@ impl BitBoard {
     #[inline]
     pub const fn first(self) -> Option<Point> {
         if self.0 == 0 { None } else { Some(Point(self.0.trailing_zeros() as u8)) }
-    }
-
-    /// The set built from coordinate names.
-    pub fn from_names(names: &[&str]) -> Result<BitBoard, crate::NotationError> {
-        let mut set = BitBoard::EMPTY;
-        for name in names {
-            set |= name.parse::<Point>()?.bit();
-        }
-        Ok(set)
     }
 
     /// Iterates the points in increasing index order.
