@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Rule options. Everything not listed here is fixed (see `rules.md` in the README).
+/// Rule options. Everything not listed here is fixed (see `docs/rules.md`).
 ///
 /// ```
 /// use morris_env::Rules;

@@ -3,11 +3,11 @@
 //!
 //! | module | job |
 //! |---|---|
-//! | [`error`] | [`EvalError`], the variants callers match |
 //! | [`agents`] | agent specs (`random`, `minimax:depth=4`, `az:model=DIR,sims=N`, …): the one parser |
 //! | [`elo`] | the one Elo fit (Bradley–Terry by maximum likelihood, intervals, LOS) |
-//! | [`report`] | a match from one side: W/D/L, pair-based score interval, pentanomial |
+//! | [`error`] | [`EvalError`], the variants callers match |
 //! | [`arena`] | the one match runner: colour-swapped pairs, game records |
+//! | [`report`] | a match from one side: W/D/L, pair-based score interval, pentanomial |
 //! | [`records`] | game record files (JSONL): append, read, rate |
 //! | [`ladder`] | the calibrated ladder (`eval/data/ladder.json`), typed |
 //! | [`judge`] | the in-training evaluation, handed to `morris-train`'s run |

@@ -196,7 +196,7 @@ mod tests {
 
     fn batch(n: usize, seed: u64) -> TrainBatch {
         use crate::replay::Replay;
-        use crate::store::Sample;
+        use crate::sample::Sample;
         use morris_env::{Game, Rng, Rules};
         let rules = Rules::standard();
         let mut rng = Rng::seed_from_u64(seed);

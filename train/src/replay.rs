@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use morris_env::features::{OBS_LEN, encode};
 use morris_env::{NUM_ACTIONS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
 
-use crate::store::Sample;
+use crate::sample::Sample;
 
 /// A training batch, struct-of-arrays.
 ///

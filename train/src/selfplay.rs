@@ -9,7 +9,7 @@ use crate::config::SelfPlayConfig;
 use crate::error::{ConfigError, Result, TrainError};
 use crate::evaluator::Evaluator;
 use crate::mcts::{Mcts, MctsConfig, Tree};
-use crate::store::Sample;
+use crate::sample::Sample;
 
 /// Stream of [`Rng::derive`] for the generator that draws full or cheap searches.
 const SEARCH_STREAM: u64 = 3;

@@ -49,7 +49,8 @@ pub struct EvalWeights {
 }
 
 impl Default for EvalWeights {
-    /// The tuned defaults (see the README for the matches behind them).
+    /// The tuned defaults (see `docs/search-and-network.md`, "History: tuning the evaluation
+    /// weights", for the matches behind them).
     fn default() -> EvalWeights {
         EvalWeights {
             placing: PhaseWeights {

@@ -9,8 +9,9 @@ use crate::config::TrainConfig;
 use crate::error::Result;
 use crate::model::PolicyValueNet;
 use crate::net_evaluator::NetEvaluator;
+use crate::sample::Sample;
 use crate::selfplay::{GameStats, SelfPlay};
-use crate::store::{Sample, ShardWriter};
+use crate::store::ShardWriter;
 
 /// Stream of [`Rng::derive`] for the seeds of self-play groups.
 const GROUP_STREAM: u64 = 1;

@@ -20,6 +20,7 @@ pub(crate) mod rating;
 pub(crate) mod run_dir;
 pub(crate) mod shard;
 
+pub use crate::sample::Sample;
 pub use checkpoint::{BestCheckpoint, CheckpointEval, CheckpointMeta, OpponentScore};
 pub use export::export_checkpoint;
 pub use model_dir::{
@@ -27,4 +28,4 @@ pub use model_dir::{
 };
 pub use rating::Elo;
 pub use run_dir::{MODELS_KEPT, RunDir, ShardWriter, sanitize_worker};
-pub use shard::{Sample, Shard, read_shard, write_shard};
+pub use shard::{Shard, read_shard, write_shard};

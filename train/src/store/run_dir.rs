@@ -19,9 +19,10 @@ use burn::prelude::Device;
 
 use super::files::{read_text, write_atomic, write_dir_atomic};
 use super::model_dir::{load_model, save_model};
-use super::shard::{Sample, write_shard};
+use super::shard::write_shard;
 use crate::error::Result;
 use crate::model::PolicyValueNet;
+use crate::sample::Sample;
 
 /// Model versions kept in `RUN/models/`.
 pub const MODELS_KEPT: usize = 4;

@@ -24,6 +24,7 @@ use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position};
 
 use super::files::write_atomic;
 use crate::error::{Result, TrainError};
+use crate::sample::Sample;
 
 /// What the errors of this module call a shard.
 const WHAT: &str = "game shard";
@@ -31,22 +32,6 @@ const WHAT: &str = "game shard";
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
 pub const SHARD_VERSION: u32 = 2;
-
-/// One training position.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sample {
-    /// The position (with its counters).
-    pub position: Position,
-    /// Occurrences of the position in its game, counting it.
-    pub repetitions: u8,
-    /// Sparse policy target over legal actions.
-    pub policy: Vec<(Action, f32)>,
-    /// Final result for the player to move: 1 win, 0 draw, −1 loss.
-    pub outcome: i8,
-    /// Whether the move got a full search (so `policy` is a training target); cheap searches
-    /// from playout-cap randomization still give a value target.
-    pub full_search: bool,
-}
 
 fn encode(s: &Sample, out: &mut Vec<u8>) {
     let p = &s.position;
