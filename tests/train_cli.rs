@@ -262,13 +262,22 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
         ("optimizer.learning_rate=7", "optimizer.learning_rate"),
         ("selfplay.parallel_games=\"many\"", "parallel_games"),
         ("eval.opponents=[\"minimax:depth=0\"]", "eval.opponents"),
+        ("run.threads=10000", "run.threads"),
+        ("selfplay.parallel_games=99999999999", "selfplay.parallel_games"),
     ] {
         let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", set]);
         let (_, stderr) = text(&o);
-        assert!(!o.status.success(), "{set}");
+        assert_eq!(o.status.code(), Some(1), "{set}: {stderr}");
         assert!(stderr.contains(needle) && stderr.contains("tiny.toml"), "{set}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{set}: {stderr}");
         assert!(!run.exists(), "nothing is started for a bad config");
     }
+    let empty = dir.join("empty.toml");
+    fs::write(&empty, "\n").unwrap();
+    let o = train(&["--config", empty.to_str().unwrap(), "--run-dir", run_s]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success() && stderr.contains("empty") && stderr.contains("empty.toml"), "{stderr}");
+    assert!(!run.exists());
     let bad = dir.join("bad.toml");
     fs::write(&bad, "[schedule]\ntotal_steps = \"ten\"\n").unwrap();
     let (_, stderr) = text(&train(&["--config", bad.to_str().unwrap(), "--run-dir", run_s]));
@@ -400,4 +409,110 @@ fn a_run_written_before_the_store_refactor_resumes_and_its_export_plays() {
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert_eq!(fs::read_to_string(&records).unwrap().lines().count(), 2);
+}
+
+/// Starts a long tiny run in the background and waits for its first checkpoint.
+fn spawn_long_run(run: &Path) -> std::process::Child {
+    let child = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", &tiny(), "--run-dir", run.to_str().unwrap()])
+        .args(["--set", "schedule.total_steps=1000000", "--set", "schedule.checkpoint_every=50", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn train");
+    let start = Instant::now();
+    while checkpoint_steps(run).is_empty() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!checkpoint_steps(run).is_empty(), "the run wrote no checkpoint");
+    child
+}
+
+#[test]
+fn a_second_learner_and_a_duplicate_worker_are_refused_until_the_holder_dies() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let mut first = spawn_long_run(&run);
+    let pid = format!("pid {}", first.id());
+
+    // A second learner, by every way of naming the run.
+    for args in [vec!["--run-dir", run_s], vec!["--resume", run_s], vec!["learn", "--run-dir", run_s]] {
+        let o = train(&args);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("learner.lock") && stderr.contains(&pid), "{args:?}: {stderr}");
+    }
+    // The in-process self-play plays as `local`: a worker of that name is refused.
+    let o = train(&["selfplay", "--run-dir", run_s, "--worker", "local", "--wait", "1"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("worker-local.lock") && stderr.contains(&pid), "{stderr}");
+    // Two workers of one name: the second is refused while the first plays.
+    let mut w1 = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["selfplay", "--run-dir", run_s, "--worker", "w1", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn worker");
+    let lock = run.join("locks/worker-w1.lock");
+    let start = Instant::now();
+    while !fs::read_to_string(&lock).unwrap_or_default().contains(&format!("pid {}", w1.id()))
+        && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = train(&["selfplay", "--run-dir", run_s, "--worker", "w1", "--wait", "1"]);
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("worker-w1.lock") && stderr.contains(&format!("pid {}", w1.id())), "{stderr}");
+
+    // SIGKILL: the kernel drops the locks, and a restart of each role succeeds.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    w1.kill().unwrap();
+    w1.wait().unwrap();
+    let last = *checkpoint_steps(&run).last().unwrap();
+    let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={}", last + 10), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let o = train(&["selfplay", "--run-dir", run_s, "--worker", "w1", "--quiet", "--minutes", "0"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+#[test]
+fn sigint_saves_a_checkpoint_at_the_interrupted_step_and_resume_continues_from_it() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let child = spawn_long_run(&run);
+    std::thread::sleep(Duration::from_millis(500));
+    // The signal goes to the process itself (not through a shell, which could ignore it).
+    let sent = Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("run kill");
+    assert!(sent.success());
+    let o = child.wait_with_output().expect("wait for train");
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped by SIGINT") && stderr.contains("resume with"), "{stderr}");
+    // The checkpoint of the interrupted step is the newest, and nothing half-written is left.
+    let step: u64 = stderr
+        .split("checkpoint saved at step ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .and_then(|s| s.trim().parse().ok())
+        .expect("the step in the message");
+    assert_eq!(checkpoint_steps(&run).last(), Some(&step), "{stderr}");
+    let leftovers: Vec<_> = ["checkpoints", "models", "games"]
+        .iter()
+        .flat_map(|d| fs::read_dir(run.join(d)).unwrap().flatten())
+        .filter(|e| e.file_name().to_string_lossy().contains("tmp"))
+        .map(|e| e.path())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(!run.join("FINISHED").exists(), "an interrupted run is not finished");
+
+    let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={}", step + 20)]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("step-{step} at step {step}")), "{stderr}");
+    assert!(stdout.contains(&format!("finished at step {}", step + 20)), "{stdout}");
 }

@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use morris_eval::LadderJudge;
-use morris_train::run::{WorkerOptions, selfplay_worker};
+use morris_train::run::{StopRequest, WorkerOptions, selfplay_worker};
 use morris_train::{Options, Role, Start, TrainError, start_run};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::flag;
 
 #[derive(Parser)]
 #[command(
@@ -75,8 +78,8 @@ enum Command {
     },
 }
 
-fn run_role(args: &RunArgs, role: Role) -> Result<(), TrainError> {
-    let options = Options { role, quiet: args.quiet };
+fn run_role(args: &RunArgs, role: Role, stop: StopRequest) -> Result<(), TrainError> {
+    let options = Options { role, quiet: args.quiet, stop };
     let start =
         Start::decide(args.config.as_deref(), args.resume.as_deref().or(args.run_dir.as_deref()), &args.set)?;
     if let Start::FromRunDir { run_dir, .. } = &start
@@ -91,26 +94,49 @@ fn run_role(args: &RunArgs, role: Role) -> Result<(), TrainError> {
     start_run(start, &options, Some(Arc::new(judge)))
 }
 
+/// A worker name no other live process has: the host name and the process id.
 fn default_worker() -> String {
-    let host = std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_default();
-    let host = if host.is_empty() { "worker".to_string() } else { host };
-    format!("{host}-{}", std::process::id())
+    format!("{}-{}", morris_train::store::host_name(), std::process::id())
+}
+
+/// SIGINT and SIGTERM ask `stop` to stop (the run finishes its step and saves a checkpoint); a
+/// second one exits at once with 128 + the signal number.
+fn install_stop_handlers(stop: &StopRequest) -> std::io::Result<()> {
+    let armed = Arc::new(AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as the previous signal left it.
+        flag::register_conditional_shutdown(signal, 128 + signal, Arc::clone(&armed))?;
+        flag::register(signal, Arc::clone(&armed))?;
+        flag::register_usize(signal, stop.flag(), signal as usize)?;
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let stop = StopRequest::new();
+    if let Err(e) = install_stop_handlers(&stop) {
+        eprintln!("error: cannot install the SIGINT/SIGTERM handlers: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
-        None => run_role(&cli.run, Role::Both),
-        Some(Command::Learn(args)) => run_role(&args, Role::Learn),
+        None => run_role(&cli.run, Role::Both, stop),
+        Some(Command::Learn(args)) => run_role(&args, Role::Learn, stop),
         Some(Command::Selfplay { run_dir, worker, minutes, wait, quiet }) => {
             let options = WorkerOptions {
                 name: worker.unwrap_or_else(default_worker),
                 minutes,
                 wait: Duration::from_secs_f64(wait.clamp(0.0, 1e9)),
                 quiet,
+                stop,
             };
             selfplay_worker(&run_dir, &options)
         }
     };
+    // A stop by signal exits with the shell's convention, 128 + the signal number.
+    if let Err(TrainError::Interrupted { signal, .. }) = &result {
+        eprintln!("{}", result.as_ref().err().map(ToString::to_string).unwrap_or_default());
+        return ExitCode::from((128 + signal).clamp(0, 255) as u8);
+    }
     morris::exit_code(result)
 }

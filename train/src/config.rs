@@ -10,6 +10,26 @@ use crate::error::ConfigError;
 use crate::mcts::MctsConfig;
 use crate::model::NetConfig;
 
+/// The largest values the config accepts, so that a typo cannot ask for more threads, games or
+/// memory than a 24 GiB machine holds (the error names the key and the range).
+pub mod limits {
+    /// `run.threads` (0 = all cores).
+    pub const THREADS: u64 = 256;
+    /// `selfplay.parallel_games`: games (and search trees) kept in memory at once.
+    pub const PARALLEL_GAMES: u64 = 65_536;
+    /// Simulations per move (`mcts.num_simulations`, `selfplay.simulations`,
+    /// `selfplay.cheap_simulations`, `eval.simulations`).
+    pub const SIMULATIONS: u64 = 100_000;
+    /// `selfplay.shard_positions`.
+    pub const SHARD_POSITIONS: u64 = 1_000_000;
+    /// `replay.window`, in positions (about 200 bytes each).
+    pub const WINDOW: u64 = 20_000_000;
+    /// `optimizer.batch_size`.
+    pub const BATCH_SIZE: u64 = 65_536;
+    /// `eval.pairs`.
+    pub const EVAL_PAIRS: u64 = 100_000;
+}
+
 /// Run identity and resources.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -245,6 +265,9 @@ impl TrainConfig {
     /// [`ConfigError::Value`] for a value out of range.
     pub fn from_toml(text: &str, overrides: &[String]) -> Result<TrainConfig, ConfigError> {
         let mut table: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        if table.is_empty() {
+            return Err(ConfigError::Empty);
+        }
         for o in overrides {
             apply_override(&mut table, o)?;
         }
@@ -287,10 +310,21 @@ impl TrainConfig {
             if ok { Ok(()) } else { Err(ConfigError::value(key, reason)) }
         };
         let at_least_1 = || "must be at least 1".to_string();
+        // Upper bounds: what a 24 GiB machine holds, checked before the run touches the disk.
+        let range = |value: u64, low: u64, high: u64, key: &str| {
+            check((low..=high).contains(&value), key, format!("must be in {low}..={high}, got {value}"))
+        };
+        range(self.run.threads as u64, 0, limits::THREADS, "run.threads")?;
         let s = &self.selfplay;
-        check(s.parallel_games >= 1, "selfplay.parallel_games", at_least_1())?;
-        check(s.simulations >= 1, "selfplay.simulations", at_least_1())?;
-        check(s.cheap_simulations >= 1, "selfplay.cheap_simulations", at_least_1())?;
+        range(s.parallel_games as u64, 1, limits::PARALLEL_GAMES, "selfplay.parallel_games")?;
+        range(s.simulations.into(), 1, limits::SIMULATIONS, "selfplay.simulations")?;
+        range(s.cheap_simulations.into(), 1, limits::SIMULATIONS, "selfplay.cheap_simulations")?;
+        range(s.shard_positions as u64, 1, limits::SHARD_POSITIONS, "selfplay.shard_positions")?;
+        range(self.replay.window as u64, 1, limits::WINDOW, "replay.window")?;
+        range(self.optimizer.batch_size as u64, 1, limits::BATCH_SIZE, "optimizer.batch_size")?;
+        range(self.mcts.num_simulations.into(), 1, limits::SIMULATIONS, "mcts.num_simulations")?;
+        range(self.eval.simulations.into(), 1, limits::SIMULATIONS, "eval.simulations")?;
+        range(self.eval.pairs.into(), 1, limits::EVAL_PAIRS, "eval.pairs")?;
         check(
             (0.0..=1.0).contains(&s.full_search_fraction) && s.full_search_fraction > 0.0,
             "selfplay.full_search_fraction",
@@ -301,9 +335,7 @@ impl TrainConfig {
         {
             check(t.is_finite() && t >= 0.0, key, format!("must be >= 0, got {t}"))?;
         }
-        check(s.shard_positions >= 1, "selfplay.shard_positions", at_least_1())?;
         let r = &self.replay;
-        check(r.window >= 1, "replay.window", at_least_1())?;
         check(
             r.max_reuse.is_finite() && r.max_reuse > 0.0,
             "replay.max_reuse",
@@ -330,7 +362,6 @@ impl TrainConfig {
             "optimizer.grad_clip_norm",
             format!("must be >= 0, got {}", o.grad_clip_norm),
         )?;
-        check(o.batch_size >= 1, "optimizer.batch_size", at_least_1())?;
         let sc = &self.schedule;
         check(
             sc.step_limit().is_some() || sc.wall_time_minutes.is_some(),
@@ -348,8 +379,6 @@ impl TrainConfig {
         check(sc.keep_last >= 1, "schedule.keep_last", at_least_1())?;
         check(sc.publish_every >= 1, "schedule.publish_every", at_least_1())?;
         check(sc.log_every >= 1, "schedule.log_every", at_least_1())?;
-        check(self.eval.pairs >= 1, "eval.pairs", at_least_1())?;
-        check(self.eval.simulations >= 1, "eval.simulations", at_least_1())?;
         Ok(())
     }
 }
@@ -388,7 +417,11 @@ mod tests {
         c.validate().unwrap();
         let text = toml::to_string(&c).unwrap();
         assert_eq!(TrainConfig::from_toml(&text, &[]).unwrap(), c);
-        assert_eq!(TrainConfig::from_toml("", &[]).unwrap(), c);
+        assert_eq!(TrainConfig::from_toml("[run]\n", &[]).unwrap(), c);
+        // An empty file would silently train on defaults: refused.
+        for empty in ["", "  \n# only a comment\n"] {
+            assert!(matches!(TrainConfig::from_toml(empty, &[]), Err(ConfigError::Empty)));
+        }
     }
 
     #[test]
@@ -432,8 +465,16 @@ mod tests {
             ("model.width=0", "model.width"),
             ("eval.pairs=0", "eval.pairs"),
             ("replay.min_positions=100000000", "replay.min_positions"),
+            // Upper bounds a 24 GiB machine holds.
+            ("run.threads=10000", "run.threads"),
+            ("selfplay.parallel_games=99999999999", "selfplay.parallel_games"),
+            ("selfplay.simulations=1000000", "selfplay.simulations"),
+            ("replay.window=1000000000", "replay.window"),
+            ("optimizer.batch_size=10000000", "optimizer.batch_size"),
+            ("model.width=100000", "model.width"),
+            ("model.blocks=1000", "model.blocks"),
         ] {
-            let e = TrainConfig::from_toml("", &[set.to_string()]).unwrap_err();
+            let e = TrainConfig::from_toml("[run]\n", &[set.to_string()]).unwrap_err();
             assert_eq!(e.key(), Some(key), "{set}: {e}");
             assert!(e.to_string().starts_with(key), "{set}: {e}");
         }
@@ -442,7 +483,7 @@ mod tests {
     #[test]
     fn malformed_overrides_are_override_errors() {
         for set in ["learning_rate=0.1", "optimizer.learning_rate", ".x=1", "run.name.x=1"] {
-            let e = TrainConfig::from_toml("", &[set.to_string()]).unwrap_err();
+            let e = TrainConfig::from_toml("[run]\n", &[set.to_string()]).unwrap_err();
             assert!(matches!(&e, ConfigError::Override { text, .. } if text == set), "{set}: {e}");
         }
         let e = TrainConfig::from_toml("x = 1\n", &["x.y=1".to_string()]).unwrap_err();

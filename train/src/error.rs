@@ -19,6 +19,9 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The config file sets nothing at all (an empty file would silently train on defaults).
+    #[error("config: the file is empty; start from configs/tiny.toml or configs/default.toml")]
+    Empty,
     /// A value is out of range or unknown.
     #[error("{key} {reason}")]
     Value {
@@ -83,6 +86,18 @@ pub enum TrainError {
         /// The rest of the message: what is there and what to do instead.
         hint: String,
     },
+    /// Another live process holds the role (the learner of a run, a worker name).
+    #[error("{} is locked: the {role} of this run is already running ({holder}); {hint}", path.display())]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// The role that was asked for.
+        role: String,
+        /// Who holds it, as written in the lock file (role, pid, host).
+        holder: String,
+        /// What to do instead.
+        hint: String,
+    },
     /// A required file or directory is not there.
     #[error("{what} {} {hint}", path.display())]
     NotFound {
@@ -111,6 +126,14 @@ pub enum TrainError {
         step: u64,
         /// The loss.
         loss: f32,
+    },
+    /// A signal asked the run or worker to stop; it stopped cleanly.
+    #[error("stopped by {}: {done}", crate::run::signal_name(*signal))]
+    Interrupted {
+        /// The signal number (2 for SIGINT, 15 for SIGTERM); the process exits with 128 + it.
+        signal: i32,
+        /// What was saved and how to go on.
+        done: String,
     },
     /// A device name that this build cannot use.
     #[error("{0}")]

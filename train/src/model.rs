@@ -62,9 +62,12 @@ pub const NUM_WDL: usize = 3;
 /// zero target times `log p = -inf` would give `0 · -inf = NaN` in the cross-entropy.
 pub const MASK_FILL: f32 = -1.0e9;
 
-/// Largest width, block count and head size [`NetConfig::validate`] accepts (a guard against
-/// a corrupt config asking for absurd allocations).
-const MAX_SIZE: usize = 1 << 14;
+/// Largest width and head size [`NetConfig::validate`] accepts: with [`MAX_BLOCKS`] blocks, the
+/// weights, gradients and AdamW moments of the largest network still fit in 24 GiB (a guard
+/// against a typo or a corrupt config asking for absurd allocations).
+const MAX_WIDTH: usize = 2048;
+/// Largest block count [`NetConfig::validate`] accepts.
+const MAX_BLOCKS: usize = 64;
 
 /// Which trunk the network uses. Serialised in kebab case (`"res-mlp"`, `"graph-conv"`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -158,16 +161,16 @@ impl NetConfig {
     /// # Errors
     /// A [`ConfigError::Value`] naming the offending field (`model.…`).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for (name, value) in [
-            ("width", self.width),
-            ("blocks", self.blocks),
-            ("policy_dim", self.policy_dim),
-            ("value_hidden", self.value_hidden),
+        for (name, value, max) in [
+            ("width", self.width, MAX_WIDTH),
+            ("blocks", self.blocks, MAX_BLOCKS),
+            ("policy_dim", self.policy_dim, MAX_WIDTH),
+            ("value_hidden", self.value_hidden, MAX_WIDTH),
         ] {
-            if value == 0 || value > MAX_SIZE {
+            if value == 0 || value > max {
                 return Err(ConfigError::value(
                     format!("model.{name}"),
-                    format!("must be in 1..={MAX_SIZE}, got {value}"),
+                    format!("must be in 1..={max}, got {value}"),
                 ));
             }
         }

@@ -18,6 +18,7 @@ mod display;
 mod judge;
 mod metrics;
 mod selfplayer;
+mod stop;
 mod trainer;
 mod worker;
 
@@ -29,6 +30,7 @@ use morris_env::Rng;
 
 pub use judge::{Judge, Judgement, OpponentResult};
 pub use metrics::peak_memory_mib;
+pub use stop::{StopRequest, signal_name};
 pub use worker::{WorkerOptions, selfplay_worker};
 
 use self::selfplayer::SelfPlayer;
@@ -40,7 +42,7 @@ use crate::learner::Learner;
 use crate::replay::Replay;
 use crate::store::checkpoint;
 use crate::store::files::{read_text, write_atomic};
-use crate::store::{RunDir, ShardWriter};
+use crate::store::{RoleLock, RunDir, ShardWriter};
 
 /// How often the learner looks for other workers' shards.
 const SCAN_EVERY: Duration = Duration::from_secs(1);
@@ -65,6 +67,9 @@ pub struct Options {
     pub role: Role,
     /// No progress output at all (errors are still printed).
     pub quiet: bool,
+    /// Set (by a signal handler) to stop early: the current step finishes and a checkpoint is
+    /// written.
+    pub stop: StopRequest,
 }
 
 /// How a run starts, decided once from the command line ([`Start::decide`]), with its config
@@ -174,11 +179,14 @@ fn parse_config_file(file: &Path, overrides: &[String]) -> Result<TrainConfig> {
 /// Any failure of the run: I/O, a corrupt checkpoint, a diverging loss, a failed evaluation.
 pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>) -> Result<()> {
     let config = start.config().clone();
-    build_thread_pool(config.run.threads);
+    build_thread_pool(config.run.threads)?;
     let device = device_from_name(&config.run.device)?;
+    // Held until the run returns; the kernel releases them if the process dies.
+    let mut locks = Vec::new();
     let (dir, state, resumed_from) = match &start {
         Start::New { run_dir, .. } | Start::FromRunDir { run_dir, .. } => {
             let dir = RunDir::new(run_dir);
+            locks.extend(lock_roles(&dir, options.role)?);
             let learner = Learner::new(&config.model, &config.optimizer, &device);
             let mut run_rng = Rng::seed_from_u64(config.run.seed);
             let replay = Replay::new(config.replay.window, config.replay.max_reuse, run_rng.next_u64());
@@ -201,6 +209,7 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
                 hint: ": it is not inside RUN/checkpoints/".into(),
             })?;
             let dir = RunDir::new(root);
+            locks.extend(lock_roles(&dir, options.role)?);
             checkpoint::clean_partial(&dir.checkpoints());
             dir.clear_finished();
             let meta = loaded.meta;
@@ -222,7 +231,25 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
             t.feed.replay.len()
         ));
     }
-    run(t, options)
+    let result = run(t, options);
+    drop(locks);
+    result
+}
+
+/// Takes the learner's lock on the run directory and, when self-play runs in this process, the
+/// lock of its worker name, before anything in the directory is written.
+///
+/// # Errors
+/// [`TrainError::Locked`] naming the holder if another learner (or a worker of that name) runs.
+fn lock_roles(dir: &RunDir, role: Role) -> Result<Vec<RoleLock>> {
+    let hint = "stop it first (with Ctrl-C it saves a checkpoint), then resume";
+    let mut locks = vec![RoleLock::acquire(&dir.learner_lock(), "learner", hint)?];
+    if role == Role::Both {
+        let name = format!("self-play worker '{LOCAL_WORKER}'");
+        let hint = format!("the learner plays as '{LOCAL_WORKER}': give external workers other names");
+        locks.push(RoleLock::acquire(&dir.worker_lock(LOCAL_WORKER), &name, &hint)?);
+    }
+    Ok(locks)
 }
 
 /// The main loop: self-play and learning until the budget is spent, then a last checkpoint and
@@ -257,6 +284,9 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
     let mut last_scan = Instant::now();
     t.ingest();
     while !t.done() {
+        if let Some(signal) = options.stop.signal() {
+            return interrupted(t, signal);
+        }
         let mut wrote = false;
         let trained = match selfplay.as_mut() {
             Some(sp) => {
@@ -303,6 +333,21 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
     finish(t, options)
 }
 
+/// A stop request: a checkpoint of the current step (the last completed optimizer step), and
+/// [`TrainError::Interrupted`] saying how to resume. The run is not marked finished.
+fn interrupted(mut t: Trainer, signal: i32) -> Result<()> {
+    t.save_checkpoint()?;
+    t.display.finish();
+    let step = t.learner.step();
+    Err(TrainError::Interrupted {
+        signal,
+        done: format!(
+            "checkpoint saved at step {step}; resume with: train --resume {}",
+            t.dir.root().display()
+        ),
+    })
+}
+
 /// The end of a run: a last checkpoint and (unless the last step was just evaluated) a last
 /// evaluation, the `FINISHED` mark and the summary.
 fn finish(mut t: Trainer, options: &Options) -> Result<()> {
@@ -344,9 +389,24 @@ fn finish(mut t: Trainer, options: &Options) -> Result<()> {
 
 /// Sizes rayon's global pool (0: all cores). Only the first call in a process can size it;
 /// later calls change nothing.
-fn build_thread_pool(threads: usize) {
-    if threads > 0 {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+///
+/// # Errors
+/// [`ConfigError::Value`](crate::error::ConfigError::Value) for `run.threads` if the threads
+/// cannot be started (an I/O error from the OS).
+fn build_thread_pool(threads: usize) -> Result<()> {
+    if threads == 0 {
+        return Ok(());
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build_global() {
+        // "Already initialized" has no source; only an I/O failure to spawn threads has one.
+        Err(e) if std::error::Error::source(&e).is_some() => Err(TrainError::Config {
+            file: None,
+            source: crate::error::ConfigError::value(
+                "run.threads",
+                format!("= {threads}: cannot start the thread pool ({e})"),
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 

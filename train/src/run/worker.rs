@@ -6,13 +6,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::selfplayer::SelfPlayer;
+use super::stop::StopRequest;
 use super::{build_thread_pool, fnv};
 use crate::config::TrainConfig;
 use crate::device::device_from_name;
 use crate::error::{Result, TrainError};
 use crate::store::files::read_text;
 use crate::store::sanitize_worker;
-use crate::store::{RunDir, ShardWriter};
+use crate::store::{RoleLock, RunDir, ShardWriter};
 
 /// How often the worker looks for a new model and for the learner's end.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -34,6 +35,9 @@ pub struct WorkerOptions {
     pub wait: Duration,
     /// Print nothing but errors.
     pub quiet: bool,
+    /// Set (by a signal handler) to stop: finished games are written, then the worker returns
+    /// [`TrainError::Interrupted`].
+    pub stop: StopRequest,
 }
 
 /// Runs a self-play worker for the run in `run_dir` (`train selfplay`): it plays with the newest
@@ -63,10 +67,13 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     }
     let text = read_text(&path)?;
     let config = TrainConfig::from_toml(&text, &[]).map_err(|e| TrainError::from(e).in_file(&path))?;
-    build_thread_pool(config.run.threads);
+    build_thread_pool(config.run.threads)?;
     let device = device_from_name(&config.run.device)?;
     let rules = config.game_rules()?;
     let worker = sanitize_worker(&options.name);
+    // One process per worker name: two would write the same shard names over each other.
+    let role = format!("self-play worker '{worker}'");
+    let _lock = RoleLock::acquire(&dir.worker_lock(&worker), &role, "pass another --worker name")?;
     let start = Instant::now();
     let deadline = options.minutes.map(|m| Duration::from_secs_f64(60.0 * m.max(0.0)));
     let out_of_time = || deadline.is_some_and(|d| start.elapsed() >= d);
@@ -82,6 +89,9 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
         }
         if dir.is_finished() || out_of_time() {
             return Ok(());
+        }
+        if let Some(signal) = options.stop.signal() {
+            return Err(TrainError::Interrupted { signal, done: "no games were played yet".into() });
         }
         if waiting.elapsed() >= options.wait + FIRST_MODEL_WAIT {
             return Err(TrainError::NotFound {
@@ -100,6 +110,9 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     let mut last_check = Instant::now();
     let mut last_report = Instant::now();
     while !out_of_time() {
+        if options.stop.signal().is_some() {
+            break;
+        }
         sp.step()?;
         if last_check.elapsed() >= CHECK_EVERY {
             last_check = Instant::now();
@@ -126,6 +139,12 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
         }
     }
     sp.flush()?;
+    if let Some(signal) = options.stop.signal() {
+        return Err(TrainError::Interrupted {
+            signal,
+            done: format!("self-play worker {worker} wrote its {} finished games", sp.games()),
+        });
+    }
     say(&format!("self-play worker {worker}: stopped after {} games", sp.games()));
     Ok(())
 }

@@ -10,11 +10,13 @@
 //! | `model_dir` | `model.safetensors` + `config.json`, or + the `model.json` [`ModelCard`] |
 //! | [`checkpoint`] | `checkpoints/step-N/` (`meta.json`, `train.toml`, `optimizer.bpk`, `eval.json`), `best.json` |
 //! | `export` | an exported model directory made from a checkpoint |
+//! | `lock` | `locks/*.lock`: one learner per run, one self-play worker per name |
 //! | `run_dir` | the run directory: its paths, `models/LATEST`, shard naming, `FINISHED` |
 
 pub mod checkpoint;
 pub(crate) mod export;
 pub mod files;
+pub(crate) mod lock;
 pub(crate) mod model_dir;
 pub(crate) mod rating;
 pub(crate) mod run_dir;
@@ -23,6 +25,7 @@ pub(crate) mod shard;
 pub use crate::sample::Sample;
 pub use checkpoint::{BestCheckpoint, CheckpointEval, CheckpointMeta, OpponentScore};
 pub use export::export_checkpoint;
+pub use lock::{RoleLock, host_name};
 pub use model_dir::{
     CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, load_model, save_model,
 };

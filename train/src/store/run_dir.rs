@@ -10,6 +10,7 @@
 //! | `tb/` | learner | TensorBoard event files |
 //! | `metrics.jsonl` | learner | the same scalars as JSON lines |
 //! | `FINISHED` | learner | present once the run has ended; self-play workers then stop |
+//! | `locks/learner.lock`, `locks/worker-NAME.lock` | learner, workers | OS locks: one learner, one worker per name ([`super::RoleLock`]) |
 
 use std::collections::HashSet;
 use std::fs;
@@ -49,6 +50,14 @@ impl RunDir {
     /// `config.toml`: the resolved config.
     pub fn config(&self) -> PathBuf {
         self.root.join("config.toml")
+    }
+    /// `locks/learner.lock`: held by the run's learner for its whole life.
+    pub fn learner_lock(&self) -> PathBuf {
+        self.root.join("locks").join("learner.lock")
+    }
+    /// `locks/worker-NAME.lock`: held by the self-play worker of that (sanitized) name.
+    pub fn worker_lock(&self, worker: &str) -> PathBuf {
+        self.root.join("locks").join(format!("worker-{}.lock", sanitize_worker(worker)))
     }
     /// `games/`: game shards.
     pub fn games(&self) -> PathBuf {
