@@ -298,6 +298,8 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
         !o.status.success() && stderr.contains("optimizer.bpk") && !stderr.contains("panicked"),
         "{stderr}"
     );
+    // Without its manifest (as written before checksums) a malformed file is still named.
+    fs::remove_file(ckpt.join("manifest.json")).unwrap();
     fs::write(ckpt.join("meta.json"), b"{").unwrap();
     let (_, stderr) = text(&train(&["--resume", ckpt.to_str().unwrap()]));
     assert!(stderr.contains("meta.json") && !stderr.contains("panicked"), "{stderr}");
@@ -515,4 +517,158 @@ fn sigint_saves_a_checkpoint_at_the_interrupted_step_and_resume_continues_from_i
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains(&format!("step-{step} at step {step}")), "{stderr}");
     assert!(stdout.contains(&format!("finished at step {}", step + 20)), "{stdout}");
+}
+
+#[test]
+fn one_thread_and_one_seed_give_byte_identical_shards_and_weights() {
+    let scratch = scratch();
+    let one_thread = ["--set", "run.threads=1", "--set", "schedule.eval_every=0", "--quiet"];
+    let run = |name: &str, seed: u64| {
+        let dir = scratch.path().join(name);
+        let seed = format!("run.seed={seed}");
+        let o = train(
+            &[&["--config", &tiny(), "--run-dir", dir.to_str().unwrap(), "--set", &seed], &one_thread[..]]
+                .concat(),
+        );
+        assert!(o.status.success(), "{}", text(&o).1);
+        dir
+    };
+    // Every shard, every published model version and every checkpoint's weights.
+    let files = |dir: &Path| -> Vec<String> {
+        let mut out = Vec::new();
+        for sub in ["games", "models", "checkpoints"] {
+            for e in fs::read_dir(dir.join(sub)).unwrap().flatten() {
+                let name = format!("{sub}/{}", e.file_name().to_string_lossy());
+                if name.ends_with(".shard") {
+                    out.push(name);
+                } else if e.path().join("model.safetensors").is_file() {
+                    out.push(format!("{name}/model.safetensors"));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    let read = |dir: &Path, f: &str| fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let (a, b, c) = (run("a", 7), run("b", 7), run("c", 8));
+    let names = files(&a);
+    assert!(names.len() >= 6, "{names:?}");
+    assert_eq!(names, files(&b));
+    for f in &names {
+        assert!(read(&a, f) == read(&b, f), "{f} differs between two runs with the same seed");
+    }
+    assert!(read(&a, "games/local-00000000.shard") != read(&c, "games/local-00000000.shard"));
+    assert!(
+        read(&a, "checkpoints/step-120/model.safetensors")
+            != read(&c, "checkpoints/step-120/model.safetensors")
+    );
+    // The optimizer state lists its tensors in a different order each time (burn's map), so it
+    // is compared by what it does: resumed for 20 steps, both runs reach the same weights.
+    for dir in [&a, &b] {
+        let o = train(
+            &[&["--resume", dir.to_str().unwrap(), "--set", "schedule.total_steps=140"], &one_thread[..]]
+                .concat(),
+        );
+        assert!(o.status.success(), "{}", text(&o).1);
+    }
+    let f = "checkpoints/step-140/model.safetensors";
+    assert!(read(&a, f) == read(&b, f), "{f} differs after resuming both runs");
+    // So is every metric but the clock's.
+    let strip = |dir: &Path| -> Vec<(u64, Vec<(String, u64)>)> {
+        metrics(dir)
+            .into_iter()
+            .map(|(step, m)| {
+                let mut kept: Vec<(String, u64)> = m
+                    .into_iter()
+                    .filter(|(k, _)| !k.starts_with("perf/") && !k.contains("wall_time"))
+                    .map(|(k, v)| (k, v.to_bits()))
+                    .collect();
+                kept.sort();
+                (step, kept)
+            })
+            .collect()
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+/// Flips one bit in each of `count` places of the file's last `tail` bytes (past any header).
+fn flip_bits(path: &Path, count: usize, tail: usize) {
+    let mut bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let start = bytes.len().saturating_sub(tail);
+    for k in 0..count {
+        let at = start + (k * 7919) % (bytes.len() - start);
+        bytes[at] ^= 1 << (k % 8);
+    }
+    fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn flipped_bits_in_each_stored_file_are_named_and_resume_takes_the_newest_checkpoint_that_verifies() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", "schedule.eval_every=0", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(checkpoint_steps(&run), [80, 120]);
+    for f in ["model.safetensors", "config.json", "optimizer.bpk", "train.toml", "meta.json"] {
+        let m = fs::read_to_string(run.join("checkpoints/step-120/manifest.json")).unwrap();
+        assert!(m.contains(f), "{f} is in the manifest: {m}");
+    }
+
+    // Weights of the newest checkpoint: resume skips it (named), sets it aside, resumes from 80.
+    flip_bits(&run.join("checkpoints/step-120/model.safetensors"), 20, 10_000);
+    flip_bits(&run.join("games/local-00000000.shard"), 1, 100);
+    let o = train(&["--resume", run_s, "--set", "schedule.total_steps=160"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("skipped") && stderr.contains("step-120/model.safetensors"), "{stderr}");
+    assert!(stderr.contains("step-80 at step 80"), "{stderr}");
+    assert!(stderr.contains("local-00000000.shard") && stderr.contains("CRC-32C"), "{stderr}");
+    assert!(run.join("checkpoints/corrupt-step-120/model.safetensors").is_file(), "set aside, not deleted");
+    assert!(stdout.contains("finished at step 160"), "{stdout}");
+    let last = metrics(&run).into_iter().rev().find_map(|(_, m)| m.get("data/corrupt_shards").copied());
+    assert!(last.is_some_and(|n| n >= 1.0), "{last:?}");
+
+    // The optimizer state and the metadata: named too.
+    for (file, steps) in [("optimizer.bpk", 200), ("meta.json", 240)] {
+        let newest = *checkpoint_steps(&run).last().unwrap();
+        let path = run.join(format!("checkpoints/step-{newest}/{file}"));
+        flip_bits(&path, 1, 40);
+        let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={steps}"), "--quiet"]);
+        let (_, stderr) = text(&o);
+        assert!(o.status.success(), "{file}: {stderr}");
+        assert!(stderr.contains(&format!("step-{newest}/{file}")), "{file}: {stderr}");
+        // Asked for by name, the checkpoint is refused with the file named.
+        let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+            .args(["export", "--checkpoint"])
+            .arg(run.join(format!("checkpoints/corrupt-step-{newest}")))
+            .arg("--out")
+            .arg(scratch.path().join(format!("out-{newest}")))
+            .output()
+            .unwrap();
+        let (_, stderr) = text(&o);
+        assert!(!o.status.success() && stderr.contains(file) && !stderr.contains("panicked"), "{stderr}");
+    }
+    // Healthy checkpoints are all still there.
+    let steps = checkpoint_steps(&run);
+    assert!(steps.contains(&240) && steps.len() >= 2, "{steps:?}");
+
+    // An exported model with a flipped bit does not play.
+    let out = scratch.path().join("exported");
+    let newest = run.join(format!("checkpoints/step-{}", steps.last().unwrap()));
+    let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["export", "--checkpoint", newest.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o).1);
+    flip_bits(&out.join("model.safetensors"), 1, 1000);
+    let o = Command::new(env!("CARGO_BIN_EXE_eval"))
+        .args(["match", &format!("az:model={},sims=2", out.display()), "random", "--pairs", "1"])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert!(
+        !o.status.success() && stderr.contains("model.safetensors") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
 }

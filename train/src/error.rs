@@ -135,6 +135,15 @@ pub enum TrainError {
         /// What was saved and how to go on.
         done: String,
     },
+    /// The weights stopped being finite (a diverged step or a corrupt optimizer state); nothing
+    /// of them was written.
+    #[error(
+        "step {step}: the network's weights are not finite numbers, so no checkpoint or model of them was written; resume from an earlier checkpoint with a lower optimizer.learning_rate"
+    )]
+    NonFiniteWeights {
+        /// The optimizer step.
+        step: u64,
+    },
     /// A device name that this build cannot use.
     #[error("{0}")]
     Device(String),

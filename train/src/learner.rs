@@ -93,6 +93,12 @@ impl Learner {
         &self.model
     }
 
+    /// Whether every weight is a finite number: checked before weights are published or
+    /// checkpointed, so that a diverged network is never written.
+    pub fn weights_are_finite(&self) -> bool {
+        weights_are_finite(&self.model)
+    }
+
     /// A copy of the network for inference (autodiff stripped).
     pub fn inference_model(&self) -> PolicyValueNet {
         self.model.valid()
@@ -160,6 +166,28 @@ impl Learner {
             Err(_) => Err(TrainError::corrupt("optimizer state", path, "unreadable burnpack data")),
         }
     }
+}
+
+/// Whether every parameter of `model` is a finite number (its squared L2 norm is finite).
+fn weights_are_finite(model: &PolicyValueNet) -> bool {
+    struct SquaredSums(Vec<Tensor<1>>);
+    impl ModuleVisitor for SquaredSums {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.0.push(param.val().powi_scalar(2).sum());
+        }
+    }
+    let mut v = SquaredSums(Vec::new());
+    model.visit(&mut v);
+    if v.0.is_empty() {
+        return true;
+    }
+    let total = Tensor::cat(v.0, 0).sum();
+    let data = Transaction::default().register(total).execute();
+    data.into_iter()
+        .next()
+        .and_then(|d| d.try_into_vec::<f32>().ok())
+        .and_then(|v| v.first().copied())
+        .is_some_and(f32::is_finite)
 }
 
 /// Global L2 norm of the gradients of `model`'s parameters.

@@ -61,6 +61,14 @@ impl Display {
         }
     }
 
+    /// Prints a warning, even when quiet.
+    pub(crate) fn warn(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
     /// Removes the bar.
     pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {

@@ -41,8 +41,9 @@ use crate::error::{Result, TrainError};
 use crate::learner::Learner;
 use crate::replay::Replay;
 use crate::store::checkpoint;
+use crate::store::checkpoint::Skipped;
 use crate::store::files::{read_text, write_atomic};
-use crate::store::{RoleLock, RunDir, ShardWriter};
+use crate::store::{MANIFEST_FILE, RoleLock, RunDir, ShardWriter, Verification};
 
 /// How often the learner looks for other workers' shards.
 const SCAN_EVERY: Duration = Duration::from_secs(1);
@@ -50,6 +51,8 @@ const SCAN_EVERY: Duration = Duration::from_secs(1);
 const IDLE_SLEEP: Duration = Duration::from_millis(200);
 /// The worker name of in-process self-play.
 const LOCAL_WORKER: &str = "local";
+/// Stream of [`Rng::derive`] for the seed of the network's initial weights.
+const WEIGHTS_STREAM: u64 = 4;
 
 /// Which roles this process plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +102,9 @@ pub enum Start {
         config: TrainConfig,
         /// The checkpoint directory.
         checkpoint: PathBuf,
+        /// Newer checkpoints that failed verification; they are set aside (renamed
+        /// `corrupt-step-N`, not deleted) when the run starts.
+        skipped: Vec<Skipped>,
     },
 }
 
@@ -142,9 +148,9 @@ impl Start {
             let config = parse_config_file(&own.config(), overrides)?;
             return Ok(Start::FromRunDir { config, run_dir: dir.to_path_buf() });
         }
-        let ckpt = checkpoint::resolve(dir)?;
+        let (ckpt, skipped) = checkpoint::resolve(dir)?;
         let (config, _) = checkpoint::read_config(&ckpt, overrides)?;
-        Ok(Start::Resume { config, checkpoint: ckpt })
+        Ok(Start::Resume { config, checkpoint: ckpt, skipped })
     }
 
     /// The resolved config.
@@ -183,17 +189,26 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
     let device = device_from_name(&config.run.device)?;
     // Held until the run returns; the kernel releases them if the process dies.
     let mut locks = Vec::new();
+    let mut notes = Vec::new();
     let (dir, state, resumed_from) = match &start {
         Start::New { run_dir, .. } | Start::FromRunDir { run_dir, .. } => {
             let dir = RunDir::new(run_dir);
             locks.extend(lock_roles(&dir, options.role)?);
+            // The initial weights come from the backend's generator, seeded from `run.seed`.
+            device.seed(Rng::derive(config.run.seed, WEIGHTS_STREAM, 0));
             let learner = Learner::new(&config.model, &config.optimizer, &device);
             let mut run_rng = Rng::seed_from_u64(config.run.seed);
             let replay = Replay::new(config.replay.window, config.replay.max_reuse, run_rng.next_u64());
             (dir, TrainerState { learner, replay, run_rng, resumed: None }, None)
         }
-        Start::Resume { checkpoint: ckpt, .. } => {
+        Start::Resume { checkpoint: ckpt, skipped, .. } => {
             let loaded = checkpoint::load(ckpt, &device)?;
+            if loaded.verification == Verification::Unverified {
+                notes.push(format!(
+                    "note: {} has no {MANIFEST_FILE} (written before checksums): loaded unverified",
+                    ckpt.display()
+                ));
+            }
             if config.model != loaded.config.model {
                 return Err(TrainError::Config {
                     file: None,
@@ -210,6 +225,15 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
             })?;
             let dir = RunDir::new(root);
             locks.extend(lock_roles(&dir, options.role)?);
+            for s in skipped {
+                let aside = checkpoint::set_aside(&s.dir)?;
+                notes.push(format!(
+                    "warning: skipped {} ({}); moved to {}",
+                    s.dir.display(),
+                    s.reason,
+                    aside.display()
+                ));
+            }
             checkpoint::clean_partial(&dir.checkpoints());
             dir.clear_finished();
             let meta = loaded.meta;
@@ -223,6 +247,9 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
     std::fs::create_dir_all(dir.games()).map_err(|e| TrainError::io("create", &dir.games(), e))?;
     write_atomic(&dir.config(), config.to_toml().as_bytes())?;
     let t = Trainer::new(config, dir, device, state, judge, options.quiet)?;
+    for note in &notes {
+        t.display.warn(note);
+    }
     if let Some(ckpt) = resumed_from {
         t.display.line(&format!(
             "resumed from {} at step {} ({} positions in the replay window)",

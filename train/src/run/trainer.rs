@@ -29,6 +29,8 @@ pub(crate) struct Feed {
     seen: HashSet<String>,
     /// Shards read, in reading order (stored in checkpoints).
     shards: Vec<String>,
+    /// Shards skipped because they failed their checksum or did not parse.
+    pub(crate) corrupt_shards: u64,
     /// Games whose positions reached the learner.
     pub(crate) games: u64,
 }
@@ -87,8 +89,14 @@ impl Trainer {
         let sinks = Sinks::open(&dir)?;
         let TrainerState { learner, replay, run_rng, resumed } = state;
         let display = Display::new(config.schedule.step_limit(), learner.step(), quiet);
-        let feed =
-            Feed { replay, batch: TrainBatch::default(), seen: HashSet::new(), shards: Vec::new(), games: 0 };
+        let feed = Feed {
+            replay,
+            batch: TrainBatch::default(),
+            seen: HashSet::new(),
+            shards: Vec::new(),
+            corrupt_shards: 0,
+            games: 0,
+        };
         let mut t = Trainer {
             clock: Clock::new(resumed.as_ref().map_or(0.0, |m| m.wall_time_s)),
             config,
@@ -144,7 +152,10 @@ impl Trainer {
                     self.feed.replay.extend(shard.samples);
                     self.feed.shards.push(name);
                 }
-                Err(e) => self.display.line(&format!("warning: skipping a game shard: {e}")),
+                Err(e) => {
+                    self.feed.corrupt_shards += 1;
+                    self.display.warn(&format!("warning: skipping a game shard: {e}"));
+                }
             }
         }
         added
@@ -163,7 +174,10 @@ impl Trainer {
                     have += shard.samples.len();
                     tail.push(shard.samples);
                 }
-                Err(e) => self.display.line(&format!("warning: the replay window misses a shard: {e}")),
+                Err(e) => {
+                    self.feed.corrupt_shards += 1;
+                    self.display.warn(&format!("warning: the replay window misses a shard: {e}"));
+                }
             }
         }
         let replay = &mut self.feed.replay;
@@ -199,6 +213,9 @@ impl Trainer {
         let step = self.learner.step();
         if self.last_checkpoint == Some(step) {
             return Ok(());
+        }
+        if !self.learner.weights_are_finite() {
+            return Err(TrainError::NonFiniteWeights { step });
         }
         let dir = checkpoint::save(&self.dir.checkpoints(), &self.learner, &self.config_text, &self.meta())?;
         self.last_checkpoint = Some(step);
@@ -317,6 +334,9 @@ impl Trainer {
             step.is_multiple_of(sc.checkpoint_every),
             sc.eval_every > 0 && step.is_multiple_of(sc.eval_every),
         );
+        if (publish || save) && !self.learner.weights_are_finite() {
+            return Err(TrainError::NonFiniteWeights { step });
+        }
         let mut published = None;
         if publish {
             let model = self.learner.inference_model();
@@ -342,7 +362,8 @@ impl Trainer {
             replay_added: self.feed.replay.added(),
             games: self.feed.games,
         };
-        let (values, msg) = self.interval.take(&self.clock, &state);
+        let (mut values, msg) = self.interval.take(&self.clock, &state);
+        values.push(("data/corrupt_shards".to_string(), self.feed.corrupt_shards as f32));
         let step = self.learner.step();
         self.log_at(step, &values)?;
         let eval = self.last_eval().unwrap_or("no eval yet").to_string();

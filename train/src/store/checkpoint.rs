@@ -10,7 +10,8 @@ use morris_env::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::files::{read_json, read_text, write_atomic, write_dir_atomic, write_json};
-use super::model_dir::{CONFIG_FILE, load_model, save_model};
+use super::manifest::{Verification, verify, write_manifest};
+use super::model_dir::{CONFIG_FILE, MODEL_FILE, load_model_files, save_model};
 use super::rating::{Elo, as_triple};
 use crate::config::TrainConfig;
 use crate::error::{Result, TrainError};
@@ -95,6 +96,8 @@ pub struct Loaded {
     pub config_text: String,
     /// The metadata.
     pub meta: CheckpointMeta,
+    /// Whether its files were checked against its manifest (older checkpoints have none).
+    pub verification: Verification,
 }
 
 /// The directory name of the checkpoint at `step`.
@@ -120,7 +123,9 @@ pub fn save(
         save_model(&learner.inference_model(), tmp)?;
         learner.save_optimizer(&tmp.join(OPTIMIZER_FILE))?;
         write_atomic(&tmp.join(TRAIN_CONFIG_FILE), config_text.as_bytes())?;
-        write_json(&tmp.join(META_FILE), meta)
+        write_json(&tmp.join(META_FILE), meta)?;
+        // Last: the checksums of everything above (eval.json, added later, is not covered).
+        write_manifest(tmp, &[MODEL_FILE, CONFIG_FILE, OPTIMIZER_FILE, TRAIN_CONFIG_FILE, META_FILE])
     })?;
     Ok(dest)
 }
@@ -152,12 +157,26 @@ pub fn clean_partial(checkpoints: &Path) {
     }
 }
 
-/// The checkpoint to resume from: `path` itself if it is a checkpoint directory, else the
-/// latest one under `path/checkpoints/` (a run directory).
+/// A checkpoint passed over when resuming: its directory and why it cannot be trusted.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    /// The checkpoint directory.
+    pub dir: PathBuf,
+    /// What is wrong with it (the error's message, naming the file).
+    pub reason: String,
+}
+
+/// The prefix that [`set_aside`] gives a checkpoint that failed verification.
+pub const SET_ASIDE_PREFIX: &str = "corrupt-";
+
+/// The checkpoint to resume from: `path` itself if it is a checkpoint directory (checked when it
+/// is loaded); else the newest checkpoint under `path/checkpoints/` whose files verify against
+/// its manifest and whose metadata and config read, with the newer ones that do not.
 ///
 /// # Errors
-/// [`TrainError::NotFound`] if `path` does not exist or holds no checkpoint.
-pub fn resolve(path: &Path) -> Result<PathBuf> {
+/// [`TrainError::NotFound`] if `path` does not exist or holds no checkpoint; the newest
+/// checkpoint's error if none of them verifies.
+pub fn resolve(path: &Path) -> Result<(PathBuf, Vec<Skipped>)> {
     if !path.exists() {
         return Err(TrainError::NotFound {
             what: "cannot resume from",
@@ -166,17 +185,47 @@ pub fn resolve(path: &Path) -> Result<PathBuf> {
         });
     }
     if path.join(META_FILE).exists() {
-        return Ok(path.to_path_buf());
+        return Ok((path.to_path_buf(), Vec::new()));
     }
     let dir = path.join("checkpoints");
-    list(&dir).pop().map(|(_, d)| d).ok_or_else(|| TrainError::NotFound {
+    let all = list(&dir);
+    let mut skipped = Vec::new();
+    let mut first_error = None;
+    for (_, ckpt) in all.into_iter().rev() {
+        match verify(&ckpt).and_then(|_| read_meta(&ckpt)).and_then(|_| read_config(&ckpt, &[])) {
+            Ok(_) => return Ok((ckpt, skipped)),
+            Err(e) => {
+                skipped.push(Skipped { dir: ckpt, reason: e.to_string() });
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| TrainError::NotFound {
         what: "cannot resume from",
         path: path.to_path_buf(),
         hint: format!(
             ": it is neither a checkpoint (no {META_FILE}) nor a run directory with checkpoints in {}",
             dir.display()
         ),
-    })
+    }))
+}
+
+/// Renames a checkpoint that failed verification to `corrupt-step-N` beside it, so that neither
+/// resuming nor pruning counts it, while its files stay on disk for inspection. Returns the new
+/// path.
+///
+/// # Errors
+/// [`TrainError::Io`] if it cannot be renamed.
+pub fn set_aside(ckpt: &Path) -> Result<PathBuf> {
+    let name = ckpt.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut dest = ckpt.with_file_name(format!("{SET_ASIDE_PREFIX}{name}"));
+    let mut k = 1;
+    while dest.exists() {
+        k += 1;
+        dest = ckpt.with_file_name(format!("{SET_ASIDE_PREFIX}{name}-{k}"));
+    }
+    fs::rename(ckpt, &dest).map_err(|e| TrainError::io("set aside", ckpt, e))?;
+    Ok(dest)
 }
 
 /// Reads and checks a checkpoint's `meta.json`.
@@ -215,9 +264,10 @@ pub fn read_config(dir: &Path, overrides: &[String]) -> Result<(TrainConfig, Str
 /// # Errors
 /// A missing, corrupt or inconsistent file, as a [`TrainError`] that names it.
 pub fn load(dir: &Path, device: &Device) -> Result<Loaded> {
+    let verification = verify(dir)?;
     let meta = read_meta(dir)?;
     let (config, config_text) = read_config(dir, &[])?;
-    let (model, net) = load_model(dir, device)?;
+    let (model, net) = load_model_files(dir, device)?;
     if net != config.model {
         return Err(TrainError::incompatible(
             &dir.join(CONFIG_FILE),
@@ -232,7 +282,7 @@ pub fn load(dir: &Path, device: &Device) -> Result<Loaded> {
         let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
         return Err(TrainError::io("read optimizer state", &optimizer, missing));
     }
-    Ok(Loaded { dir: dir.to_path_buf(), model, net, config, config_text, meta })
+    Ok(Loaded { dir: dir.to_path_buf(), model, net, config, config_text, meta, verification })
 }
 
 /// A checkpoint's evaluation results, if it has been evaluated.
@@ -322,7 +372,7 @@ mod tests {
         fs::create_dir_all(root.join(".tmp-step-40-1")).unwrap();
         assert_eq!(list(root).iter().map(|x| x.0).collect::<Vec<_>>(), [10, 20, 30]);
         assert!(matches!(resolve(root), Err(TrainError::NotFound { .. })));
-        assert_eq!(resolve(&root.join("step-20")).unwrap(), root.join("step-20"));
+        assert_eq!(resolve(&root.join("step-20")).unwrap().0, root.join("step-20"));
         let loaded = load(&root.join("step-20"), &device).unwrap();
         assert_eq!(loaded.meta, meta(20));
         assert_eq!(loaded.config, config);

@@ -1,5 +1,6 @@
 //! Exporting a checkpoint as a self-describing model directory: `model.safetensors` plus the
-//! `model.json` card (network config, observation layout, rules, step, Elo if known).
+//! `model.json` card (network config, observation layout, rules, step, Elo if known), with their
+//! checksums in `manifest.json`.
 
 use std::path::Path;
 
@@ -8,7 +9,10 @@ use morris_env::features::OBS_VERSION;
 
 use super::checkpoint;
 use super::files::write_dir_atomic;
-use super::model_dir::{CONFIG_FILE, EloAt, MODEL_CARD_VERSION, ModelCard, save_model};
+use super::manifest::write_manifest;
+use super::model_dir::{
+    CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, save_model,
+};
 use crate::error::{Result, TrainError};
 
 /// Exports the checkpoint in `checkpoint_dir` to `out` (which must not exist yet): the weights as
@@ -42,7 +46,8 @@ pub fn export_checkpoint(checkpoint_dir: &Path, out: &Path) -> Result<ModelCard>
         // The exported directory holds the card instead of the bare net config.
         let config = tmp.join(CONFIG_FILE);
         std::fs::remove_file(&config).map_err(|e| TrainError::io("remove", &config, e))?;
-        card.write(tmp)
+        card.write(tmp)?;
+        write_manifest(tmp, &[MODEL_FILE, MODEL_CARD_FILE])
     })?;
     Ok(card)
 }

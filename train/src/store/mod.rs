@@ -11,12 +11,14 @@
 //! | [`checkpoint`] | `checkpoints/step-N/` (`meta.json`, `train.toml`, `optimizer.bpk`, `eval.json`), `best.json` |
 //! | `export` | an exported model directory made from a checkpoint |
 //! | `lock` | `locks/*.lock`: one learner per run, one self-play worker per name |
+//! | `manifest` | `manifest.json`: the SHA-256 of each file of a model directory or checkpoint |
 //! | `run_dir` | the run directory: its paths, `models/LATEST`, shard naming, `FINISHED` |
 
 pub mod checkpoint;
 pub(crate) mod export;
 pub mod files;
 pub(crate) mod lock;
+pub(crate) mod manifest;
 pub(crate) mod model_dir;
 pub(crate) mod rating;
 pub(crate) mod run_dir;
@@ -26,6 +28,7 @@ pub use crate::sample::Sample;
 pub use checkpoint::{BestCheckpoint, CheckpointEval, CheckpointMeta, OpponentScore};
 pub use export::export_checkpoint;
 pub use lock::{RoleLock, host_name};
+pub use manifest::{MANIFEST_FILE, Verification, sha256_file, verify as verify_manifest, write_manifest};
 pub use model_dir::{
     CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, load_model, save_model,
 };

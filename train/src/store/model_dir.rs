@@ -9,7 +9,8 @@ use burn::store::{ModuleSnapshot, SafetensorsStore};
 use morris_env::features::OBS_VERSION;
 use serde::{Deserialize, Serialize};
 
-use super::files::{read_json, write_json};
+use super::files::{read_json, write_atomic, write_json};
+use super::manifest::verify;
 use super::rating::Elo;
 use crate::error::{Result, TrainError};
 use crate::model::{NetConfig, PolicyValueNet};
@@ -20,6 +21,8 @@ pub const MODEL_FILE: &str = "model.safetensors";
 pub const CONFIG_FILE: &str = "config.json";
 /// File name of the model card in an exported model directory.
 pub const MODEL_CARD_FILE: &str = "model.json";
+/// The `producer` metadata of the weights files the lab writes.
+const PRODUCER: &str = concat!("morris-train ", env!("CARGO_PKG_VERSION"), " (burn)");
 /// Version of the model card format.
 pub const MODEL_CARD_VERSION: u32 = 1;
 
@@ -102,10 +105,14 @@ pub fn save_model(model: &PolicyValueNet, dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| TrainError::io("create", dir, e))?;
     write_json(&dir.join(CONFIG_FILE), model.config())?;
     let model_path = dir.join(MODEL_FILE);
-    let mut store = SafetensorsStore::from_file(model_path.clone()).overwrite(true);
-    model
-        .save_into(&mut store)
-        .map_err(|e| TrainError::io("write", &model_path, std::io::Error::other(e.to_string())))
+    // Built in memory with one metadata entry: burn's default metadata is a HashMap whose order
+    // changes from run to run, which would make equal weights differ byte for byte. Then
+    // written like every other file (atomically, default permissions).
+    let mut store = SafetensorsStore::from_bytes(None).clear_metadata().metadata("producer", PRODUCER);
+    let failed = |e: String| TrainError::io("write", &model_path, std::io::Error::other(e));
+    model.save_into(&mut store).map_err(|e| failed(e.to_string()))?;
+    let bytes = store.get_bytes().map_err(|e| failed(e.to_string()))?;
+    write_atomic(&model_path, &bytes)
 }
 
 /// The network shape of the model in `dir`: its `config.json`, or the card of an exported model.
@@ -126,11 +133,19 @@ pub fn read_net_config(dir: &Path) -> Result<NetConfig> {
 /// Loads a model saved by [`save_model`] (or exported with a `model.json` card) onto `device`
 /// (plain for inference, or `device.autodiff()` to resume training), with its config.
 ///
+/// Its files are first checked against `manifest.json` if it has one (see [`super::manifest`]).
+///
 /// # Errors
 /// [`TrainError::Io`] if `config.json` (or `model.json`) or `model.safetensors` is missing or
 /// unreadable; [`TrainError::Corrupt`] if one is malformed or the weights do not hold exactly the
-/// tensors of that config; [`TrainError::Incompatible`] for a card of another version or layout.
+/// tensors of that config, or a file's checksum does not match; [`TrainError::Incompatible`] for a card of another version or layout.
 pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
+    verify(dir)?;
+    load_model_files(dir, device)
+}
+
+/// [`load_model`] without the manifest check, for callers that have just verified the directory.
+pub(crate) fn load_model_files(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
     let config = read_net_config(dir)?;
     let model_path = dir.join(MODEL_FILE);
     if !model_path.is_file() {

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use burn::prelude::Device;
 
 use super::files::{read_text, write_atomic, write_dir_atomic};
-use super::model_dir::{load_model, save_model};
+use super::manifest::write_manifest;
+use super::model_dir::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
 use super::shard::write_shard;
 use crate::error::Result;
 use crate::model::PolicyValueNet;
@@ -112,7 +113,10 @@ impl RunDir {
         let name = format!("model-{step:08}");
         let dest = models.join(&name);
         if !dest.exists() {
-            write_dir_atomic(&dest, |tmp| save_model(model, tmp))?;
+            write_dir_atomic(&dest, |tmp| {
+                save_model(model, tmp)?;
+                write_manifest(tmp, &[MODEL_FILE, CONFIG_FILE])
+            })?;
         }
         write_atomic(&models.join(LATEST_FILE), format!("{name}\n").as_bytes())?;
         let mut versions: Vec<String> = fs::read_dir(&models)

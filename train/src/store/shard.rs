@@ -1,7 +1,7 @@
 //! Compact game shards: training positions stored as the position itself plus a sparse policy
 //! and the outcome (not float observations), in a small versioned binary file written atomically.
 //!
-//! # Format, version 2 (all integers little-endian)
+//! # Format, version 3 (all integers little-endian)
 //!
 //! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count, `u32` number of games the
 //! records come from. Each record:
@@ -16,6 +16,9 @@
 //! | 1 | outcome for the player to move: 1 win, 0 draw, −1 loss (`i8`) |
 //! | 2 | number `k` of policy entries |
 //! | 6·k | `k` × (`u16` action, `f32` probability) |
+//!
+//! After the last record, a `u32` CRC-32C (Castagnoli) of every byte before it, checked on read.
+//! Version 2 is the same without the checksum; it is still read (unverified).
 
 use std::fs;
 use std::path::Path;
@@ -31,7 +34,9 @@ const WHAT: &str = "game shard";
 
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
-pub const SHARD_VERSION: u32 = 2;
+pub const SHARD_VERSION: u32 = 3;
+/// The previous version, without the checksum, still read.
+const SHARD_VERSION_UNCHECKED: u32 = 2;
 
 fn encode(s: &Sample, out: &mut Vec<u8>) {
     let p = &s.position;
@@ -86,6 +91,8 @@ pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
         }
         encode(s, &mut bytes);
     }
+    let crc = crc32c::crc32c(&bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
     write_atomic(path, &bytes)
 }
 
@@ -103,24 +110,47 @@ impl Cursor<'_> {
     }
 }
 
-/// Reads a shard written by [`write_shard`], validating every record.
+/// Reads a shard written by [`write_shard`] (or a version-2 shard, which has no checksum),
+/// checking its checksum and validating every record.
 ///
 /// # Errors
-/// [`TrainError::Io`] if the file cannot be read; [`TrainError::Corrupt`] if it is not a shard, is
-/// truncated, or holds an impossible position or action (the reason names the record);
-/// [`TrainError::Incompatible`] for another format version.
+/// [`TrainError::Io`] if the file cannot be read; [`TrainError::Corrupt`] if it is not a shard,
+/// its checksum does not match, it is truncated, or it holds an impossible position or action
+/// (the reason names the record); [`TrainError::Incompatible`] for another format version.
 pub fn read_shard(path: &Path) -> Result<Shard> {
-    let bytes = fs::read(path).map_err(|e| TrainError::io("read", path, e))?;
+    let mut bytes = fs::read(path).map_err(|e| TrainError::io("read", path, e))?;
+    let version = bytes.get(8..12).map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    if bytes.starts_with(MAGIC) && version == Some(SHARD_VERSION) {
+        let Some(body_len) = bytes.len().checked_sub(4).filter(|&n| n >= 20) else {
+            return Err(TrainError::corrupt(WHAT, path, "truncated header"));
+        };
+        let stored = u32::from_le_bytes([
+            bytes[body_len],
+            bytes[body_len + 1],
+            bytes[body_len + 2],
+            bytes[body_len + 3],
+        ]);
+        if crc32c::crc32c(&bytes[..body_len]) != stored {
+            return Err(TrainError::corrupt(
+                WHAT,
+                path,
+                "its CRC-32C does not match: the file changed after it was written",
+            ));
+        }
+        bytes.truncate(body_len);
+    }
     let mut c = Cursor { bytes: &bytes, at: 0 };
     if c.take::<8>().as_ref() != Some(MAGIC) {
         return Err(TrainError::corrupt(WHAT, path, "not a game shard (bad magic)"));
     }
     let truncated = || TrainError::corrupt(WHAT, path, "truncated header");
     let version = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
-    if version != SHARD_VERSION {
+    if version != SHARD_VERSION && version != SHARD_VERSION_UNCHECKED {
         return Err(TrainError::incompatible(
             path,
-            format!("shard version {version}, this build reads version {SHARD_VERSION}"),
+            format!(
+                "shard version {version}, this build reads versions {SHARD_VERSION_UNCHECKED} and {SHARD_VERSION}"
+            ),
         ));
     }
     let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
@@ -213,6 +243,39 @@ pub(crate) mod tests {
         assert!(size < s.len() * 15 * 24 * 4 / 2, "{size} bytes");
     }
 
+    /// `body` with its CRC-32C appended, as `write_shard` ends a shard.
+    fn reseal(body: &[u8]) -> Vec<u8> {
+        let mut out = body.to_vec();
+        out.extend_from_slice(&crc32c::crc32c(body).to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn every_flipped_bit_is_caught_and_version_2_still_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("z.shard");
+        write_shard(&path, &samples(), 1).unwrap();
+        let good = fs::read(&path).unwrap();
+        let mut rng = Rng::seed_from_u64(3);
+        for _ in 0..300 {
+            let bit = rng.below(8 * good.len() as u32) as usize;
+            let mut bad = good.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            fs::write(&path, &bad).unwrap();
+            let e = read_shard(&path).unwrap_err();
+            assert!(
+                matches!(&e, TrainError::Corrupt { .. } | TrainError::Incompatible { .. }),
+                "bit {bit}: {e}"
+            );
+            assert!(e.to_string().contains("z.shard"), "{e}");
+        }
+        // A version-2 shard (no checksum) is the same records without the trailer.
+        let mut v2 = good[..good.len() - 4].to_vec();
+        v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+        fs::write(&path, &v2).unwrap();
+        assert_eq!(read_shard(&path).unwrap().samples, samples());
+    }
+
     #[test]
     fn bad_shards_are_rejected_with_the_file_and_record() {
         let dir = tempfile::tempdir().unwrap();
@@ -224,22 +287,28 @@ pub(crate) mod tests {
         let e = read_shard(&path).unwrap_err();
         assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("bad magic")), "{e}");
 
+        // A truncated file fails its checksum; truncated records are named once it is resealed.
         fs::write(&path, &good[..good.len() - 3]).unwrap();
         let e = read_shard(&path).unwrap_err();
         assert!(matches!(&e, TrainError::Corrupt { path: p, .. } if p == &path), "{e}");
+        assert!(e.to_string().contains("x.shard") && e.to_string().contains("CRC-32C"), "{e}");
+        let body = &good[..good.len() - 4];
+        fs::write(&path, reseal(&body[..body.len() - 3])).unwrap();
+        let e = read_shard(&path).unwrap_err();
         assert!(e.to_string().contains("x.shard") && e.to_string().contains("truncated"), "{e}");
 
         // Both players on point 0 in the first record.
-        let mut overlap = good.clone();
+        let mut overlap = body.to_vec();
         overlap[20] |= 1;
         overlap[24] |= 1;
+        let overlap = reseal(&overlap);
         let e = read_shard(&path.with_file_name("y.shard")).unwrap_err();
         assert!(matches!(&e, TrainError::Io { path: p, .. } if p.ends_with("y.shard")), "{e}");
         fs::write(&path, &overlap).unwrap();
         let e = read_shard(&path).unwrap_err();
         assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.starts_with("record 0")), "{e}");
 
-        let mut version = good.clone();
+        let mut version = body.to_vec();
         version[8] = 9;
         fs::write(&path, &version).unwrap();
         let e = read_shard(&path).unwrap_err();
