@@ -672,3 +672,64 @@ fn flipped_bits_in_each_stored_file_are_named_and_resume_takes_the_newest_checkp
         "{stderr}"
     );
 }
+
+/// Every path under `dir` whose name marks an interrupted write.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".tmp-write") || name.starts_with(".tmp-") || name.starts_with(".old-") {
+            out.push(e.path());
+        } else if e.path().is_dir() {
+            out.extend(leftovers(&e.path()));
+        }
+    }
+    out
+}
+
+#[test]
+fn ten_kills_and_resumes_leave_no_leftovers_and_never_log_a_step_twice() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    for round in 0..10 {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_train"));
+        if round == 0 {
+            cmd.args(["--config", &tiny(), "--run-dir", run_s]);
+        } else {
+            cmd.args(["--resume", run_s]);
+        }
+        let mut child = cmd
+            .args([
+                "--set",
+                "schedule.total_steps=1000000",
+                "--set",
+                "schedule.checkpoint_every=20",
+                "--quiet",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn train");
+        let before = checkpoint_steps(&run).last().copied();
+        let start = Instant::now();
+        while checkpoint_steps(&run).last().copied() == before && start.elapsed() < Duration::from_secs(120) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Then a pseudo-random moment, while it writes shards, models, checkpoints and logs.
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::thread::sleep(Duration::from_millis(rng % 600));
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reap");
+    }
+    let last = *checkpoint_steps(&run).last().expect("checkpoints");
+    let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={}", last + 20), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(leftovers(&run), Vec::<PathBuf>::new());
+    let steps: Vec<u64> = metrics(&run).into_iter().map(|(s, _)| s).collect();
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    assert_eq!(steps.last(), Some(&(last + 20)));
+}

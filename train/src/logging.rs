@@ -14,7 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use prost::Message;
 
 use crate::error::{Result, TrainError};
-use crate::store::files::open_append;
+use crate::store::files::{open_append, read_text, write_atomic};
 
 /// `tensorflow.Event`, with the members of its `what` oneof that we write encoded as optional
 /// fields (the same wire format).
@@ -32,7 +32,28 @@ pub struct Event {
     /// Scalars logged at this step.
     #[prost(message, optional, tag = "5")]
     pub summary: Option<Summary>,
+    /// A session marker: `START` at a resume tells TensorBoard to drop the older files' points
+    /// past this step (they came from the part of the run that was lost).
+    #[prost(message, optional, tag = "6")]
+    pub session_log: Option<SessionLog>,
 }
+
+/// `tensorflow.SessionLog`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SessionLog {
+    /// `SessionStatus`: 1 is `START`.
+    #[prost(int32, tag = "1")]
+    pub status: i32,
+    /// The checkpoint the session started from.
+    #[prost(string, tag = "2")]
+    pub checkpoint_path: String,
+    /// A message.
+    #[prost(string, tag = "3")]
+    pub msg: String,
+}
+
+/// `SessionLog.SessionStatus.START`.
+pub const SESSION_START: i32 = 1;
 
 /// `tensorflow.Summary`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -115,7 +136,7 @@ impl EventWriter {
             wall_time: now_secs(),
             step: 0,
             file_version: Some("brain.Event:2".into()),
-            summary: None,
+            ..Event::default()
         };
         w.write_event(&first)?;
         Ok(w)
@@ -148,8 +169,26 @@ impl EventWriter {
         self.write_event(&Event {
             wall_time: now_secs(),
             step,
-            file_version: None,
             summary: Some(Summary { value }),
+            ..Event::default()
+        })
+    }
+
+    /// Marks a restart at `step` from `checkpoint` (a `SessionLog` `START` event), so that
+    /// TensorBoard drops the older files' points after `step`.
+    ///
+    /// # Errors
+    /// If the write fails.
+    pub fn session_start(&mut self, step: i64, checkpoint: &Path) -> Result<()> {
+        self.write_event(&Event {
+            wall_time: now_secs(),
+            step,
+            session_log: Some(SessionLog {
+                status: SESSION_START,
+                checkpoint_path: checkpoint.display().to_string(),
+                msg: format!("resumed at step {step}"),
+            }),
+            ..Event::default()
         })
     }
 
@@ -213,6 +252,33 @@ impl MetricsLog {
         Ok(MetricsLog { path: path.to_path_buf(), file: open_append(path)? })
     }
 
+    /// Drops the lines of `path` after `step` (and a torn last line), so that a run resumed
+    /// from the checkpoint at `step` never logs a step twice. The file is rewritten atomically;
+    /// a missing file is fine.
+    ///
+    /// # Errors
+    /// If the file exists but cannot be read or rewritten.
+    pub fn truncate_after(path: &Path, step: u64) -> Result<()> {
+        if !path.exists() {
+            return Ok(());
+        }
+        let text = read_text(path)?;
+        let kept: String = text
+            .split_inclusive('\n')
+            .filter(|line| {
+                line.ends_with('\n')
+                    && serde_json::from_str::<serde_json::Value>(line)
+                        .ok()
+                        .and_then(|v| v.get("step")?.as_u64())
+                        .is_some_and(|s| s <= step)
+            })
+            .collect();
+        if kept.len() != text.len() {
+            write_atomic(path, kept.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// Appends one line with the step, the wall time and the scalars.
     ///
     /// # Errors
@@ -269,6 +335,35 @@ mod tests {
         // A second writer in the same directory gets its own file.
         let w2 = EventWriter::create(&dir).unwrap();
         assert_ne!(w2.path(), w.path());
+    }
+
+    #[test]
+    fn a_resume_marks_tensorboard_and_drops_later_metrics_lines() {
+        let (_guard, dir) = scratch();
+        let mut w = EventWriter::create(&dir).unwrap();
+        w.session_start(40, &dir.join("checkpoints/step-40")).unwrap();
+        let events = read_events(w.path()).unwrap();
+        let log = events[1].session_log.as_ref().expect("a session log");
+        assert_eq!((events[1].step, log.status), (40, SESSION_START));
+        assert!(log.checkpoint_path.ends_with("step-40"));
+
+        let path = dir.join("metrics.jsonl");
+        let mut m = MetricsLog::open(&path).unwrap();
+        for step in [10, 20, 30, 40, 50, 60] {
+            m.scalars(step, &[("x", step as f32)]).unwrap();
+        }
+        drop(m);
+        // A line torn by a kill at the end is dropped too.
+        let mut f = open_append(&path).unwrap();
+        f.write_all(b"{\"step\": 70, \"x\"").unwrap();
+        MetricsLog::truncate_after(&path, 40).unwrap();
+        let steps: Vec<u64> = read_text(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["step"].as_u64().unwrap())
+            .collect();
+        assert_eq!(steps, [10, 20, 30, 40]);
+        MetricsLog::truncate_after(&dir.join("none.jsonl"), 5).unwrap();
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::learner::StepStats;
 use crate::logging::{EventWriter, MetricsLog};
 use crate::selfplay::GameStats;
 use crate::store::RunDir;
+use crate::store::checkpoint::checkpoint_name;
 
 /// Rates are measured over windows of at least this many seconds (self-play and learning
 /// alternate in bursts, so shorter windows jitter).
@@ -164,12 +165,19 @@ pub(crate) struct Sinks {
 }
 
 impl Sinks {
-    /// Opens the sinks of `dir` (appending to what is there).
+    /// Opens the sinks of `dir` (appending to what is there). A run resumed from the checkpoint
+    /// at `resumed_at` first drops the `metrics.jsonl` lines after that step and marks the
+    /// restart in TensorBoard, so that no step is logged twice.
     ///
     /// # Errors
-    /// If a file cannot be created or opened.
-    pub(crate) fn open(dir: &RunDir) -> Result<Sinks> {
-        Ok(Sinks { tb: EventWriter::create(&dir.tb())?, metrics: MetricsLog::open(&dir.metrics())? })
+    /// If a file cannot be created, opened or rewritten.
+    pub(crate) fn open(dir: &RunDir, resumed_at: Option<u64>) -> Result<Sinks> {
+        let mut tb = EventWriter::create(&dir.tb())?;
+        if let Some(step) = resumed_at {
+            MetricsLog::truncate_after(&dir.metrics(), step)?;
+            tb.session_start(step as i64, &dir.checkpoints().join(checkpoint_name(step)))?;
+        }
+        Ok(Sinks { tb, metrics: MetricsLog::open(&dir.metrics())? })
     }
 
     /// Writes `values` at `step` to both sinks.

@@ -234,7 +234,6 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
                     aside.display()
                 ));
             }
-            checkpoint::clean_partial(&dir.checkpoints());
             dir.clear_finished();
             let meta = loaded.meta;
             let mut learner = Learner::from_model(loaded.model, meta.step, &config.optimizer, &device);
@@ -244,6 +243,14 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
             (dir, TrainerState { learner, replay, run_rng, resumed: Some(meta) }, Some(ckpt.clone()))
         }
     };
+    // Leftovers of interrupted writes (a kill, a full disk) go before anything new is written.
+    let mut removed = dir.clean_learner_leftovers();
+    if options.role == Role::Both {
+        removed += dir.clean_shard_leftovers(LOCAL_WORKER);
+    }
+    if removed > 0 {
+        notes.push(format!("removed {removed} leftovers of interrupted writes"));
+    }
     std::fs::create_dir_all(dir.games()).map_err(|e| TrainError::io("create", &dir.games(), e))?;
     write_atomic(&dir.config(), config.to_toml().as_bytes())?;
     let t = Trainer::new(config, dir, device, state, judge, options.quiet)?;
@@ -364,6 +371,7 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
 /// [`TrainError::Interrupted`] saying how to resume. The run is not marked finished.
 fn interrupted(mut t: Trainer, signal: i32) -> Result<()> {
     t.save_checkpoint()?;
+    t.log_last()?;
     t.display.finish();
     let step = t.learner.step();
     Err(TrainError::Interrupted {
@@ -387,6 +395,7 @@ fn finish(mut t: Trainer, options: &Options) -> Result<()> {
         t.poll_eval(true)?;
     }
     debug_assert!(!t.evaluating());
+    t.log_last()?;
     t.dir.mark_finished(step)?;
     t.display.finish();
     if options.quiet {

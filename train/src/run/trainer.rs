@@ -57,6 +57,10 @@ pub(crate) struct Trainer {
     pub(crate) clock: Clock,
     pub(crate) interval: Interval,
     sinks: Sinks,
+    /// The scalars of a finished evaluation, for the next metrics line.
+    pending_eval: Vec<(String, f32)>,
+    /// The step of the last metrics line.
+    last_logged: Option<u64>,
     pub(crate) display: Display,
     eval: Evaluation,
     last_checkpoint: Option<u64>,
@@ -86,8 +90,8 @@ impl Trainer {
     ) -> Result<Trainer> {
         let rules = config.game_rules()?;
         let config_text = config.to_toml();
-        let sinks = Sinks::open(&dir)?;
         let TrainerState { learner, replay, run_rng, resumed } = state;
+        let sinks = Sinks::open(&dir, resumed.as_ref().map(|m| m.step))?;
         let display = Display::new(config.schedule.step_limit(), learner.step(), quiet);
         let feed = Feed {
             replay,
@@ -109,6 +113,8 @@ impl Trainer {
             run_rng,
             interval: Interval::default(),
             sinks,
+            pending_eval: Vec::new(),
+            last_logged: None,
             display,
             eval: Evaluation { judge, job: None, last: String::new(), best_elo: None },
             last_checkpoint: None,
@@ -268,7 +274,10 @@ impl Trainer {
         let step = job.step;
         let (judgement, secs) = job.join()?;
         self.clock.eval_s += secs;
-        self.log_at(step, &judgement.scalars())?;
+        // Logged with the next metrics line (steps in metrics.jsonl only increase), with the
+        // step of the network it rated.
+        self.pending_eval = judgement.scalars();
+        self.pending_eval.push(("eval/network_step".to_string(), step as f32));
         self.eval.last = judgement.summary();
         let best = checkpoint::record_eval(&self.dir.checkpoints(), &judgement.record(step))?;
         if best {
@@ -343,7 +352,8 @@ impl Trainer {
             self.dir.publish_model(step, &model)?;
             published = Some(model);
         }
-        if log {
+        // The run's last line waits for its final evaluation (see `log_last`).
+        if log && !self.done() {
             self.log_interval(lr)?;
         }
         if save {
@@ -355,6 +365,19 @@ impl Trainer {
         Ok(published)
     }
 
+    /// Writes the metrics line of the current step, unless it has one already (the last line of
+    /// a run, after its final evaluation, or of an interrupted one).
+    ///
+    /// # Errors
+    /// If a sink cannot be written.
+    pub(crate) fn log_last(&mut self) -> Result<()> {
+        if self.last_logged == Some(self.learner.step()) || self.learner.step() == 0 {
+            return Ok(());
+        }
+        let lr = self.learner.next_learning_rate(self.progress());
+        self.log_interval(lr)
+    }
+
     fn log_interval(&mut self, learning_rate: f64) -> Result<()> {
         let state = RunState {
             learning_rate,
@@ -364,8 +387,10 @@ impl Trainer {
         };
         let (mut values, msg) = self.interval.take(&self.clock, &state);
         values.push(("data/corrupt_shards".to_string(), self.feed.corrupt_shards as f32));
+        values.append(&mut self.pending_eval);
         let step = self.learner.step();
         self.log_at(step, &values)?;
+        self.last_logged = Some(step);
         let eval = self.last_eval().unwrap_or("no eval yet").to_string();
         self.display.update(step, &format!("{msg} | {eval}"));
         Ok(())

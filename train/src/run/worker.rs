@@ -74,6 +74,7 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     // One process per worker name: two would write the same shard names over each other.
     let role = format!("self-play worker '{worker}'");
     let _lock = RoleLock::acquire(&dir.worker_lock(&worker), &role, "pass another --worker name")?;
+    dir.clean_shard_leftovers(&worker);
     let start = Instant::now();
     let deadline = options.minutes.map(|m| Duration::from_secs_f64(60.0 * m.max(0.0)));
     let out_of_time = || deadline.is_some_and(|d| start.elapsed() >= d);

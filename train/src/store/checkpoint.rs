@@ -147,16 +147,6 @@ pub fn list(checkpoints: &Path) -> Vec<(u64, PathBuf)> {
     out
 }
 
-/// Removes what interrupted writes left behind (`.tmp-*` and `.old-*` directories).
-pub fn clean_partial(checkpoints: &Path) {
-    for e in fs::read_dir(checkpoints).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(".tmp-") || name.starts_with(".old-") {
-            let _ = fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 /// A checkpoint passed over when resuming: its directory and why it cannot be trusted.
 #[derive(Clone, Debug)]
 pub struct Skipped {
@@ -376,8 +366,6 @@ mod tests {
         let loaded = load(&root.join("step-20"), &device).unwrap();
         assert_eq!(loaded.meta, meta(20));
         assert_eq!(loaded.config, config);
-        clean_partial(root);
-        assert!(!root.join(".tmp-step-40-1").exists());
 
         let elo = |e: f64| Some(Elo { elo: e, low95: e - 100.0, high95: e + 100.0 });
         let eval = CheckpointEval { step: 10, elo: elo(900.0), scores: vec![], simulations: 8 };

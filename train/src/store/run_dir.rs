@@ -26,6 +26,28 @@ use crate::error::Result;
 use crate::model::PolicyValueNet;
 use crate::sample::Sample;
 
+/// Removes the leftovers of interrupted atomic writes in `dir` whose names pass `mine`: files
+/// ending in `.tmp-write` and directories starting with `.tmp-` or `.old-`. Returns the count.
+fn remove_leftovers(dir: &Path, mine: impl Fn(&str) -> bool) -> usize {
+    let mut removed = 0;
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !mine(&name) {
+            continue;
+        }
+        let path = e.path();
+        let gone = if path.is_dir() && (name.starts_with(".tmp-") || name.starts_with(".old-")) {
+            fs::remove_dir_all(&path).is_ok()
+        } else if path.is_file() && name.ends_with(".tmp-write") {
+            fs::remove_file(&path).is_ok()
+        } else {
+            false
+        };
+        removed += usize::from(gone);
+    }
+    removed
+}
+
 /// Model versions kept in `RUN/models/`.
 pub const MODELS_KEPT: usize = 4;
 /// The file in `models/` that names the newest version.
@@ -101,6 +123,24 @@ impl RunDir {
     /// Removes the finished mark (a resumed run goes on).
     pub fn clear_finished(&self) {
         let _ = fs::remove_file(self.finished());
+    }
+
+    /// Removes what interrupted writes left behind in the parts of the run only the learner
+    /// writes: temporary files (`*.tmp-write`) and directories (`.tmp-*`, `.old-*`) in the run
+    /// directory, `models/`, `checkpoints/` and each checkpoint. Returns how many were removed.
+    /// Call it while holding the learner's lock.
+    pub fn clean_learner_leftovers(&self) -> usize {
+        let mut dirs = vec![self.root.clone(), self.models(), self.checkpoints()];
+        dirs.extend(super::checkpoint::list(&self.checkpoints()).into_iter().map(|(_, d)| d));
+        dirs.iter().map(|d| remove_leftovers(d, |_| true)).sum()
+    }
+
+    /// Removes the temporary shard files `worker` left in `games/` (other workers' are theirs:
+    /// they may be writing them now). Returns how many were removed. Call it while holding the
+    /// worker's lock.
+    pub fn clean_shard_leftovers(&self, worker: &str) -> usize {
+        let prefix = format!("{}-", sanitize_worker(worker));
+        remove_leftovers(&self.games(), |name| name.starts_with(&prefix))
     }
 
     /// Publishes `model` as `models/model-STEP/` (built aside, then renamed) and points
