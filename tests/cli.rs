@@ -16,6 +16,12 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn perft_prints_the_reference_counts() {
+    // Depth 0 counts the start position itself.
+    let o = morris(&["perft", "--depth", "0"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("depth  0  nodes              1"), "{out}");
+
     let o = morris(&["perft", "--depth", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);

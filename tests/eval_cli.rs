@@ -183,13 +183,8 @@ fn export_then_play_a_scripted_game_over_stdin() {
         .expect("train");
     assert!(o.status.success(), "{}", text(&o).1);
     let model = dir.join("model");
-    let o = eval(&[
-        "export",
-        "--checkpoint",
-        run.join("checkpoints/step-40").to_str().unwrap(),
-        "--out",
-        model.to_str().unwrap(),
-    ]);
+    // A run directory stands for its newest checkpoint.
+    let o = eval(&["export", "--checkpoint", run.to_str().unwrap(), "--out", model.to_str().unwrap()]);
     let (stdout, stderr) = text(&o);
     assert!(o.status.success() && stdout.contains("exported step 40"), "{stdout}{stderr}");
     let card: serde_json::Value =
@@ -197,6 +192,9 @@ fn export_then_play_a_scripted_game_over_stdin() {
     assert_eq!(card["step"], 40);
     assert_eq!(card["observation_version"], 1);
     assert!(card["elo"]["elo"].is_f64(), "{card}");
+    // Zero simulations are refused, as in az:…,sims=0.
+    let o = eval(&["play", "--model", model.to_str().unwrap(), "--sims", "0"]);
+    assert!(!o.status.success() && text(&o).1.contains("--sims"), "{}", text(&o).1);
     // Exporting over an existing directory is refused.
     let o = eval(&[
         "export",
@@ -232,7 +230,8 @@ fn export_then_play_a_scripted_game_over_stdin() {
     let mut seen = String::new();
     let mut transcript = String::new();
     // An illegal move, a real move, then take it back; after that the first legal move.
-    let mut script = vec!["zz", "FIRST", "undo"].into_iter();
+    let long = "x".repeat(100_000);
+    let mut script = vec!["zz", "\u{1b}[2J", long.as_str(), "FIRST", "undo"].into_iter();
     let mut turns = 0;
     while let Ok(chunk) = rx.recv_timeout(Duration::from_secs(60)) {
         seen.push_str(&chunk);
@@ -262,6 +261,9 @@ fn export_then_play_a_scripted_game_over_stdin() {
     assert!(status.success());
     transcript.extend(rx.try_iter());
     assert!(transcript.contains("'zz' is not a legal move here") && transcript.contains("Legal moves: "));
+    // Control bytes and a long line are refused without being echoed back.
+    assert!(transcript.contains("with control characters") && !transcript.contains('\u{1b}'));
+    assert!(transcript.contains("100000 characters") && !transcript.contains("xxxxxxxxxxxxxxxxxxxxxxxx"));
     assert!(transcript.contains("Took back your last move."));
     assert!(transcript.contains("Model plays") && transcript.contains("network: win"));
     assert!(transcript.contains("Game over:"), "the game finished: {transcript}");

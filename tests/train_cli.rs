@@ -206,6 +206,14 @@ fn tiny_run_writes_checkpoints_events_and_metrics_then_resumes() {
     let (_, stderr) = text(&o);
     assert!(!o.status.success() && stderr.contains("--resume"), "{stderr}");
 
+    // Resuming a finished run says so and touches nothing.
+    let tb_files = fs::read_dir(run.join("tb")).unwrap().count();
+    let o = train(&["--resume", run.to_str().unwrap()]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success() && stdout.contains("already finished at step 120"), "{stdout}{stderr}");
+    assert!(!stderr.contains("resumed"), "{stderr}");
+    assert_eq!(fs::read_dir(run.join("tb")).unwrap().count(), tb_files);
+
     // --resume continues from step 120 with the saved optimizer, replay counters and schedule.
     let o = train(&["--resume", run.to_str().unwrap(), "--set", "schedule.total_steps=160"]);
     let (stdout, stderr) = text(&o);
@@ -573,6 +581,25 @@ fn one_thread_and_one_seed_give_byte_identical_shards_and_weights() {
     }
     let f = "checkpoints/step-140/model.safetensors";
     assert!(read(&a, f) == read(&b, f), "{f} differs after resuming both runs");
+    // Two threads (self-play beside the learner, two self-play groups): deterministic too.
+    let two = |name: &str| {
+        let dir = scratch.path().join(name);
+        let o = train(&[
+            "--config",
+            &tiny(),
+            "--run-dir",
+            dir.to_str().unwrap(),
+            "--set",
+            "run.threads=2",
+            "--quiet",
+        ]);
+        assert!(o.status.success(), "{}", text(&o).1);
+        dir
+    };
+    let (d, e) = (two("d"), two("e"));
+    for f in files(&d) {
+        assert!(read(&d, &f) == read(&e, &f), "{f} differs between two 2-thread runs");
+    }
     // So is every metric but the clock's.
     let strip = |dir: &Path| -> Vec<(u64, Vec<(String, u64)>)> {
         metrics(dir)

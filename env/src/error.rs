@@ -35,6 +35,18 @@ pub enum ActionError {
     },
 }
 
+/// An action in notation as the mover meant it (`d6` for a point, `a1-a4` for a move), for
+/// messages; only an action outside the encoding is shown by its number.
+fn spell(a: Action) -> String {
+    if let Some((from, to)) = a.as_movement() {
+        format!("'{from}-{to}'")
+    } else if let Some(p) = a.as_point() {
+        format!("'{p}'")
+    } else {
+        format!("action {}", a.0)
+    }
+}
+
 impl fmt::Display for ActionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -44,8 +56,8 @@ impl fmt::Display for ActionError {
             ActionError::GameOver => write!(f, "the game is over"),
             ActionError::RemovalPending(a) => write!(
                 f,
-                "action {} is not a removal: a mill was closed, so remove an opposing piece first (e.g. xd6)",
-                a.0
+                "{} is not a removal: a mill was closed, so remove an opposing piece first (e.g. xd6)",
+                spell(*a)
             ),
             ActionError::NothingToRemove(p) => write!(f, "there is no opposing piece on {p} to remove"),
             ActionError::ProtectedPiece(p) => write!(
@@ -56,7 +68,7 @@ impl fmt::Display for ActionError {
                 write!(f, "cannot place on {p}: no pieces left in hand, move a piece instead")
             }
             ActionError::MustPlace(a) => {
-                write!(f, "action {} moves a piece, but pieces in hand must be placed first", a.0)
+                write!(f, "{} moves a piece, but pieces in hand must be placed first", spell(*a))
             }
             ActionError::PointOccupied(p) => write!(f, "point {p} is not empty"),
             ActionError::NotOwnPiece(p) => write!(f, "there is no piece of the mover on {p}"),

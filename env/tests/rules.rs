@@ -221,6 +221,9 @@ fn placing_on_an_occupied_point_is_rejected_and_leaves_the_position_unchanged() 
     let mut pos = before;
     assert_eq!(pos.apply(mv("d6", "d5"), &rules), Err(ActionError::MustPlace(mv("d6", "d5"))));
     assert_eq!(pos, before);
+    // Messages spell the move in notation, not as an action number.
+    let text = ActionError::MustPlace(mv("d6", "d5")).to_string();
+    assert!(text.starts_with("'d6-d5' moves a piece"), "{text}");
 }
 
 // ----- rule 3: moving ------------------------------------------------------------------------
@@ -360,6 +363,8 @@ fn closing_a_mill_while_placing_lets_the_same_player_remove_then_the_turn_passes
     assert_eq!(game.apply(at("g7")), Err(ActionError::NothingToRemove(pt("g7"))));
     assert_eq!(game.apply(at("d6")), Err(ActionError::NothingToRemove(pt("d6"))));
     assert_eq!(game.apply(mv("d7", "g7")), Err(ActionError::RemovalPending(mv("d7", "g7"))));
+    let text = ActionError::RemovalPending(mv("d7", "g7")).to_string();
+    assert!(text.starts_with("'d7-g7' is not a removal"), "{text}");
     assert_eq!(*game.position(), pos);
 
     game.apply(at("a1")).unwrap();

@@ -82,12 +82,18 @@ impl PartialEq for AgentSpec {
 
 /// Why a spec could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("bad agent spec '{spec}': {reason}. Valid forms: {SPEC_FORMS}")]
+#[error(
+    "bad agent spec '{spec}': {reason}{}",
+    if *syntax { format!(". Valid forms: {SPEC_FORMS}") } else { String::new() }
+)]
 pub struct SpecError {
     /// The spec as given.
     pub spec: String,
     /// What is wrong with it.
     pub reason: String,
+    /// Whether the spec itself is malformed (then the valid forms are listed), rather than
+    /// naming something that cannot be used (a missing or corrupt model).
+    pub syntax: bool,
 }
 
 /// Parses a duration such as `100ms`, `2s`, `1.5s` or `250us`.
@@ -111,7 +117,12 @@ impl AgentSpec {
     /// # Errors
     /// A [`SpecError`] that names the problem and lists the valid forms.
     pub fn parse(spec: &str) -> Result<AgentSpec, SpecError> {
-        let err = |reason: String| SpecError { spec: spec.to_string(), reason };
+        let err = |reason: String| SpecError { spec: spec.to_string(), reason, syntax: true };
+        // Each option once: `minimax:depth=2,depth=3` is a mistake, not a choice.
+        let mut seen = std::collections::HashSet::new();
+        let mut once = |key: &str| {
+            if seen.insert(key.to_string()) { Ok(()) } else { Err(err(format!("'{key}' is given twice"))) }
+        };
         let (kind, args) = match spec.trim().split_once(':') {
             Some((k, a)) => (k, Some(a)),
             None => (spec.trim(), None),
@@ -133,6 +144,7 @@ impl AgentSpec {
                 };
                 for kv in args.split(',') {
                     let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
+                    once(k.trim())?;
                     match k.trim() {
                         "depth" => {
                             let d: u32 =
@@ -176,6 +188,7 @@ impl AgentSpec {
                 let (mut sims, mut model) = (None, None);
                 for kv in args.split(',') {
                     let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
+                    once(k.trim())?;
                     match (kind, k.trim()) {
                         (_, "sims") => {
                             let n: u32 =
@@ -196,7 +209,11 @@ impl AgentSpec {
                 let dir =
                     model.ok_or_else(|| err("az needs model=DIR (an exported model directory)".into()))?;
                 let device = Device::flex();
-                let (net, _config) = load_model(&dir, &device).map_err(|e| err(e.to_string()))?;
+                let (net, _config) = load_model(&dir, &device).map_err(|e| SpecError {
+                    spec: spec.to_string(),
+                    reason: e.to_string(),
+                    syntax: false,
+                })?;
                 let search = MctsConfig { num_simulations: sims, ..MctsConfig::default() };
                 Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search })
             }
@@ -277,11 +294,18 @@ mod tests {
             ("mcts:sims=0", "outside"),
             ("mcts:depth=3", "unknown mcts option"),
             ("az:sims=10", "needs model=DIR"),
-            ("az:model=/nonexistent/model,sims=10", "/nonexistent/model"),
+            ("minimax:depth=2,depth=3", "'depth' is given twice"),
+            ("az:sims=4,model=a,sims=8", "'sims' is given twice"),
         ] {
-            let e = AgentSpec::parse(spec).unwrap_err().to_string();
+            let e = AgentSpec::parse(spec).unwrap_err();
+            assert!(e.syntax, "{spec}");
+            let e = e.to_string();
             assert!(e.contains(needle), "{spec}: {e}");
             assert!(e.contains("Valid forms"), "{e}");
         }
+        // A model that cannot be loaded is named, without the list of forms.
+        let e = AgentSpec::parse("az:model=/nonexistent/model,sims=10").unwrap_err();
+        assert!(!e.syntax && e.to_string().contains("/nonexistent/model"), "{e}");
+        assert!(!e.to_string().contains("Valid forms"), "{e}");
     }
 }

@@ -15,6 +15,9 @@ use morris_train::store::{ModelCard, load_model};
 
 use crate::error::{EvalError, Result};
 
+/// The longest input line read as a move or command (the longest move, `a1-a4`, has 5).
+const MAX_MOVE_CHARS: usize = 16;
+
 /// How a session ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -211,6 +214,18 @@ pub fn play<R: BufRead, W: Write>(
                         writeln!(out, "Nothing to undo.").map_err(io)?;
                     }
                 }
+            }
+            // Not echoed back: control bytes would reach the terminal, and a long line would be
+            // printed again in full.
+            text if text.chars().count() > MAX_MOVE_CHARS || text.chars().any(char::is_control) => {
+                writeln!(
+                    out,
+                    "That is not a move ({} characters{}): write a point (d6), a move (a1-a4) or a removal (xg7). Legal moves: {}",
+                    text.chars().count(),
+                    if text.chars().any(char::is_control) { ", with control characters" } else { "" },
+                    legal_moves(&game)
+                )
+                .map_err(io)?;
             }
             text => {
                 if let Err(e) = game.play_notation(text) {

@@ -91,7 +91,8 @@ enum Command {
     /// Export a training checkpoint as model.safetensors + model.json (config, observation
     /// version, rules, step, Elo if evaluated).
     Export {
-        /// The checkpoint directory (RUN/checkpoints/step-N).
+        /// The checkpoint directory (RUN/checkpoints/step-N), or a run directory for its newest
+        /// checkpoint that verifies.
         #[arg(long)]
         checkpoint: PathBuf,
         /// The directory to create (must not exist).
@@ -125,8 +126,8 @@ enum Command {
         /// Your colour.
         #[arg(long, value_enum, default_value = "white")]
         color: Side,
-        /// Simulations per model move.
-        #[arg(long, default_value_t = 400)]
+        /// Simulations per model move (1 to 1,000,000, as `az:…,sims=N`).
+        #[arg(long, default_value_t = 400, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         sims: u32,
         /// Seed of the model's search.
         #[arg(long, default_value_t = 0)]
@@ -160,10 +161,16 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<(), EvalError> {
     match command {
         Command::Export { checkpoint, out } => {
+            // A run directory stands for its newest checkpoint that verifies, as with --resume.
+            let (checkpoint, skipped) = morris_train::store::checkpoint::resolve(&checkpoint)?;
+            for s in &skipped {
+                eprintln!("warning: skipped {} ({})", s.dir.display(), s.reason);
+            }
             let card = export_checkpoint(&checkpoint, &out)?;
             println!(
-                "exported step {} to {} ({}; Elo {})",
+                "exported step {} ({}) to {} ({}; Elo {})",
                 card.step,
+                checkpoint.display(),
                 out.display(),
                 card.rules,
                 card.elo.map_or("not evaluated".into(), |e| format!(
@@ -196,7 +203,7 @@ fn run(command: Command) -> Result<(), EvalError> {
             }
             let human =
                 if color == Side::White { morris_env::Color::White } else { morris_env::Color::Black };
-            let settings = morris_eval::play::PlaySettings { human, sims: sims.max(1), seed };
+            let settings = morris_eval::play::PlaySettings { human, sims, seed };
             let stdin = std::io::stdin();
             morris_eval::play::play(&dir, &settings, stdin.lock(), std::io::stdout()).map(|_| ())
         }

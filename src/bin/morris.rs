@@ -89,7 +89,8 @@ fn run(command: Command) -> Result<(), String> {
                 return Err(format!("--depth {depth} is too deep to finish (at most 9)"));
             }
             let mut game = start(rules, &moves)?;
-            for d in 1..=depth {
+            // Depth 0 counts the position itself (1), as perft does by convention.
+            for d in depth.min(1)..=depth {
                 let t = Instant::now();
                 let nodes = perft(&mut game, d);
                 let secs = t.elapsed().as_secs_f64();

@@ -218,6 +218,22 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
                     ),
                 });
             }
+            let sc = &config.schedule;
+            let steps_done = sc.step_limit().is_some_and(|limit| loaded.meta.step >= limit);
+            let time_done = sc.wall_time_minutes.is_some_and(|m| loaded.meta.wall_time_s >= 60.0 * m);
+            if steps_done || time_done {
+                // Nothing to do: say so instead of "resumed", and touch nothing.
+                if !options.quiet {
+                    println!(
+                        "{} already finished at step {} ({}); raise schedule.total_steps or \
+                         schedule.wall_time_minutes with --set to train further",
+                        ckpt.display(),
+                        loaded.meta.step,
+                        if steps_done { "its step budget is spent" } else { "its time budget is spent" }
+                    );
+                }
+                return Ok(());
+            }
             let root = ckpt.parent().and_then(Path::parent).ok_or_else(|| TrainError::NotFound {
                 what: "cannot resume from",
                 path: ckpt.clone(),

@@ -22,8 +22,14 @@ fn create_parent(path: &Path) -> Result<()> {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     create_parent(path)?;
     let tmp = path.with_extension("tmp-write");
-    fs::write(&tmp, bytes).map_err(|e| TrainError::io("write", &tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| TrainError::io("move into place", path, e))
+    // On failure (a full disk, a directory in the way) the temporary file goes too.
+    let result = fs::write(&tmp, bytes)
+        .map_err(|e| TrainError::io("write", &tmp, e))
+        .and_then(|()| fs::rename(&tmp, path).map_err(|e| TrainError::io("move into place", path, e)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Opens `path` for appending, creating it and its parent directory if needed; existing content
@@ -106,6 +112,12 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"two");
         assert!(!path.with_extension("tmp-write").exists());
+        // A directory in the way: an error naming it, and no temporary file left behind.
+        let taken = dir.path().join("taken");
+        fs::create_dir(&taken).unwrap();
+        let e = write_atomic(&taken, b"x").unwrap_err();
+        assert!(matches!(&e, TrainError::Io { path, .. } if path == &taken), "{e}");
+        assert!(!taken.with_extension("tmp-write").exists());
         let log = dir.path().join("log/x.jsonl");
         open_append(&log).unwrap().write_all(b"1\n").unwrap();
         open_append(&log).unwrap().write_all(b"2\n").unwrap();
