@@ -72,6 +72,39 @@ fn bench_playouts(c: &mut Criterion) {
     g.finish();
 }
 
+/// Draws per measured iteration of the range-reduction benches.
+const DRAWS: u64 = 1_000_000;
+
+/// (a) The range reduction of a move choice alone: `Rng::below` (Lemire's multiply-and-reject,
+/// one 64-bit draw) against `rand`'s `random_range` on the same generator, for the move counts
+/// of real positions (1 to 40).
+fn bench_range_reduction(c: &mut Criterion) {
+    use rand::RngExt;
+    let mut g = c.benchmark_group("rng");
+    g.throughput(Throughput::Elements(DRAWS));
+    g.bench_function("below", |b| {
+        let mut rng = Rng::seed_from_u64(1);
+        b.iter(|| {
+            let mut sum = 0u64;
+            for i in 0..DRAWS {
+                sum += u64::from(rng.below(1 + (i % 40) as u32));
+            }
+            black_box(sum)
+        });
+    });
+    g.bench_function("rand_random_range", |b| {
+        let mut rng = Rng::seed_from_u64(1);
+        b.iter(|| {
+            let mut sum = 0u64;
+            for i in 0..DRAWS {
+                sum += u64::from(rng.random_range(0..1 + (i % 40) as u32));
+            }
+            black_box(sum)
+        });
+    });
+    g.finish();
+}
+
 /// A spread of positions from random games: placing, moving, flying and removal states.
 fn sample_positions(n: usize) -> Vec<(Position, u32)> {
     let mut rng = Rng::seed_from_u64(7);
@@ -187,5 +220,12 @@ fn bench_minimax(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_playouts, bench_encoding_and_movegen, bench_vec_env, bench_minimax);
+criterion_group!(
+    benches,
+    bench_playouts,
+    bench_range_reduction,
+    bench_encoding_and_movegen,
+    bench_vec_env,
+    bench_minimax
+);
 criterion_main!(benches);

@@ -1,46 +1,23 @@
-//! Dirichlet and Gumbel noise from the environment's seeded generator.
+//! Root noise from the tree's seeded generator: Dirichlet (through `rand_distr`'s Gamma sampler)
+//! for PUCT roots and standard Gumbel samples for Gumbel roots.
 
 use morris_env::Rng;
+use rand_distr::{Distribution, Gamma, Gumbel};
 
-/// A standard normal sample (Box–Muller).
-fn normal(rng: &mut Rng) -> f64 {
-    let u1 = (rng.next_f64()).max(f64::MIN_POSITIVE);
-    let u2 = rng.next_f64();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
-/// A Gamma(`alpha`, 1) sample (Marsaglia and Tsang, 2000; boosted for `alpha < 1`).
-fn gamma(rng: &mut Rng, alpha: f64) -> f64 {
-    if alpha < 1.0 {
-        let u = rng.next_f64().max(f64::MIN_POSITIVE);
-        return gamma(rng, alpha + 1.0) * u.powf(1.0 / alpha);
-    }
-    let d = alpha - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = normal(rng);
-        let v = (1.0 + c * x).powi(3);
-        if v <= 0.0 {
-            continue;
-        }
-        let u = rng.next_f64().max(f64::MIN_POSITIVE);
-        if u < 1.0 - 0.0331 * x.powi(4) || u.ln() < 0.5 * x * x + d * (1.0 - v + v.ln()) {
-            return d * v;
-        }
-    }
-}
-
-/// A sample from the symmetric Dirichlet(`alpha`) distribution over `n` outcomes.
+/// A sample from the symmetric Dirichlet(`alpha`) distribution over `n` outcomes: `n`
+/// Gamma(`alpha`, 1) samples, normalized. A non-positive `alpha` (rejected by config
+/// validation) or an all-zero draw gives the uniform distribution.
 pub(super) fn dirichlet(rng: &mut Rng, alpha: f32, n: usize) -> Vec<f32> {
-    let g: Vec<f64> = (0..n).map(|_| gamma(rng, alpha as f64)).collect();
+    let Ok(gamma) = Gamma::new(f64::from(alpha), 1.0) else { return vec![1.0 / n as f32; n] };
+    let g: Vec<f64> = (0..n).map(|_| gamma.sample(rng)).collect();
     let total: f64 = g.iter().sum();
     if total > 0.0 { g.iter().map(|x| (x / total) as f32).collect() } else { vec![1.0 / n as f32; n] }
 }
 
-/// A standard Gumbel sample.
+/// A standard Gumbel sample (location 0, scale 1).
 pub(super) fn gumbel(rng: &mut Rng) -> f32 {
-    let u = rng.next_f64().clamp(1e-12, 1.0 - 1e-12);
-    (-(-u.ln()).ln()) as f32
+    // Location 0 and scale 1 are valid parameters, so `new` cannot fail here.
+    Gumbel::new(0.0f64, 1.0).map_or(0.0, |g| g.sample(rng) as f32)
 }
 
 #[cfg(test)]
@@ -61,14 +38,22 @@ mod tests {
         for m in mean {
             assert!((m - 0.25).abs() < 0.03, "{m}");
         }
+        // Small alpha concentrates the mass: the largest share is usually most of it.
+        let big: f64 = (0..2000)
+            .map(|_| dirichlet(&mut rng, 0.03, 8).iter().fold(0.0f32, |a, &b| a.max(b)) as f64)
+            .sum::<f64>()
+            / 2000.0;
+        assert!(big > 0.8, "{big}");
+        assert_eq!(dirichlet(&mut rng, 0.0, 4), vec![0.25; 4]);
     }
 
     #[test]
-    fn gamma_has_mean_alpha() {
+    fn gumbel_has_the_euler_mascheroni_mean_and_pi_squared_over_six_variance() {
         let mut rng = Rng::seed_from_u64(5);
-        for alpha in [0.3, 1.0, 2.5] {
-            let m: f64 = (0..20_000).map(|_| gamma(&mut rng, alpha)).sum::<f64>() / 20_000.0;
-            assert!((m - alpha).abs() < 0.05 * alpha.max(1.0), "alpha {alpha}: mean {m}");
-        }
+        let xs: Vec<f64> = (0..40_000).map(|_| gumbel(&mut rng) as f64).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
+        assert!((mean - 0.5772).abs() < 0.02, "{mean}");
+        assert!((var - std::f64::consts::PI.powi(2) / 6.0).abs() < 0.05, "{var}");
     }
 }
