@@ -165,6 +165,13 @@ fn tiny_run_writes_checkpoints_events_and_metrics_then_resumes() {
     assert_eq!(meta["step"], 120);
     assert!(meta["positions"].as_u64().unwrap() > 0 && meta["games"].as_u64().unwrap() > 0);
     assert!(run.join("checkpoints/best.json").is_file());
+    // The weights get the same permissions as every other file the lab writes.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode =
+            |f: &str| fs::metadata(run.join("checkpoints/step-120").join(f)).unwrap().permissions().mode();
+        assert_eq!(mode("model.safetensors") & 0o777, mode("config.json") & 0o777);
+    }
     assert!(fs::read_dir(run.join("games")).unwrap().count() > 0);
 
     // TensorBoard: every record's CRCs check out, and the scalars equal metrics.jsonl's.
@@ -419,6 +426,7 @@ fn a_run_written_before_the_store_refactor_resumes_and_its_export_plays() {
     let (stdout, stderr) = text(&o);
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert_eq!(fs::read_to_string(&records).unwrap().lines().count(), 2);
+    assert!(stderr.contains("loaded unverified"), "the v1 export has no manifest: {stderr}");
 }
 
 /// Starts a long tiny run in the background and waits for its first checkpoint.
@@ -459,10 +467,10 @@ fn a_second_learner_and_a_duplicate_worker_are_refused_until_the_holder_dies() {
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("worker-local.lock") && stderr.contains(&pid), "{stderr}");
     // Two workers of one name: the second is refused while the first plays.
-    let mut w1 = Command::new(env!("CARGO_BIN_EXE_train"))
+    let w1 = Command::new(env!("CARGO_BIN_EXE_train"))
         .args(["selfplay", "--run-dir", run_s, "--worker", "w1", "--quiet"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn worker");
     let lock = run.join("locks/worker-w1.lock");
@@ -480,8 +488,13 @@ fn a_second_learner_and_a_duplicate_worker_are_refused_until_the_holder_dies() {
     // SIGKILL: the kernel drops the locks, and a restart of each role succeeds.
     first.kill().unwrap();
     first.wait().unwrap();
-    w1.kill().unwrap();
-    w1.wait().unwrap();
+    // SIGTERM stops the worker cleanly: its finished games are written, exit 128 + 15.
+    let sent = Command::new("kill").args(["-TERM", &w1.id().to_string()]).status().expect("run kill");
+    assert!(sent.success());
+    let o = w1.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("stopped by SIGTERM") && stderr.contains("w1"), "{stderr}");
     let last = *checkpoint_steps(&run).last().unwrap();
     let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={}", last + 10), "--quiet"]);
     assert!(o.status.success(), "{}", text(&o).1);

@@ -617,6 +617,9 @@ mod tests {
         assert_ne!(a.game(0).actions(), a.game(1).actions());
         let mut bytes = vec![0u8; 4 * NUM_ACTIONS];
         a.masks_u8(&mut bytes).unwrap();
-        assert_eq!(bytes.iter().map(|&x| x as u32).sum::<u32>(), a.masks().iter().map(|m| m.count()).sum::<u32>());
+        assert_eq!(
+            bytes.iter().map(|&x| x as u32).sum::<u32>(),
+            a.masks().iter().map(|m| m.count()).sum::<u32>()
+        );
     }
 }

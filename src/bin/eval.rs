@@ -14,6 +14,18 @@ use morris_eval::records::{RateNotes, RecordSink, rate, read_records};
 use morris_eval::{EvalError, Ladder, MatchReport};
 use morris_train::store::export_checkpoint;
 use morris_train::store::files::{write_atomic, write_json};
+use morris_train::store::{MANIFEST_FILE, Verification, verify_manifest};
+
+/// Says so when a model directory has no manifest (written before checksums), so its files
+/// could not be checked. (One whose files fail their checksums never gets here: it does not load.)
+fn note_if_unverified(dir: &Path) {
+    if matches!(verify_manifest(dir), Ok(Verification::Unverified)) {
+        eprintln!(
+            "note: {} has no {MANIFEST_FILE} (written before checksums): loaded unverified",
+            dir.display()
+        );
+    }
+}
 
 #[derive(Parser)]
 #[command(name = "eval", version, about = "Arena and Elo ladder for Nine Men's Morris agents")]
@@ -204,11 +216,17 @@ fn run(command: Command) -> Result<(), EvalError> {
             let human =
                 if color == Side::White { morris_env::Color::White } else { morris_env::Color::Black };
             let settings = morris_eval::play::PlaySettings { human, sims, seed };
+            note_if_unverified(&dir);
             let stdin = std::io::stdin();
             morris_eval::play::play(&dir, &settings, stdin.lock(), std::io::stdout()).map(|_| ())
         }
         Command::Match { a, b, args, out } => {
             let (a, b) = (AgentSpec::parse(&a)?, AgentSpec::parse(&b)?);
+            for spec in [&a, &b] {
+                if let AgentSpec::Az { model, .. } = spec {
+                    note_if_unverified(&model.dir);
+                }
+            }
             if a.name() == b.name() {
                 return Err(EvalError::Usage(format!(
                     "both agents are '{}': a match needs two different specs (records name players by spec)",
