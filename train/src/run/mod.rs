@@ -202,6 +202,14 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
             (dir, TrainerState { learner, replay, run_rng, resumed: None }, None)
         }
         Start::Resume { checkpoint: ckpt, skipped, .. } => {
+            // The lock first: another learner could be pruning the checkpoints being read.
+            let root = ckpt.parent().and_then(Path::parent).ok_or_else(|| TrainError::NotFound {
+                what: "cannot resume from",
+                path: ckpt.clone(),
+                hint: ": it is not inside RUN/checkpoints/".into(),
+            })?;
+            let dir = RunDir::new(root);
+            locks.extend(lock_roles(&dir, options.role)?);
             let loaded = checkpoint::load(ckpt, &device)?;
             if loaded.verification == Verification::Unverified {
                 notes.push(format!(
@@ -234,13 +242,6 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
                 }
                 return Ok(());
             }
-            let root = ckpt.parent().and_then(Path::parent).ok_or_else(|| TrainError::NotFound {
-                what: "cannot resume from",
-                path: ckpt.clone(),
-                hint: ": it is not inside RUN/checkpoints/".into(),
-            })?;
-            let dir = RunDir::new(root);
-            locks.extend(lock_roles(&dir, options.role)?);
             for s in skipped {
                 let aside = checkpoint::set_aside(&s.dir)?;
                 notes.push(format!(
