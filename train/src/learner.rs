@@ -282,6 +282,21 @@ mod tests {
         assert!(last.grad_norm.is_none());
     }
 
+    #[test]
+    fn diverged_weights_are_detected() {
+        let device = Device::flex();
+        let opt = OptimizerConfig { learning_rate: 1e-3, warmup_steps: 0, ..OptimizerConfig::default() };
+        let net = NetConfig { width: 16, blocks: 1, ..NetConfig::default() };
+        let mut learner = Learner::new(&net, &opt, &device);
+        assert!(learner.weights_are_finite());
+        let b = batch(32, 2);
+        // An absurd learning rate, as a corrupt optimizer state or a diverging run would give.
+        for _ in 0..3 {
+            learner.train_step(&b, f64::MAX, false);
+        }
+        assert!(!learner.weights_are_finite());
+    }
+
     /// Saving the model and the optimizer and loading both gives a learner whose next step is the
     /// same as the original's: the AdamW moments find their parameters (stable ids).
     #[test]
