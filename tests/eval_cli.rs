@@ -124,10 +124,17 @@ fn bad_input_gives_clear_errors() {
     assert!(text(&o).1.contains("two different specs"), "{}", text(&o).1);
 
     let zero = dir.join("zero.jsonl");
-    let o = eval(&["match", "random", "minimax:depth=1", "--pairs", "0", "--out", zero.to_str().unwrap()]);
-    assert!(!o.status.success());
-    assert!(text(&o).1.contains("--pairs must be at least 1"), "{}", text(&o).1);
-    assert!(!zero.exists(), "nothing is written when the arguments are rejected");
+    // No pairs, or more than memory holds (this once aborted on a 680 GB allocation).
+    for (flag, value) in [("--pairs", "0"), ("--pairs", "4000000000"), ("--opening-plies", "100000")] {
+        let o = eval(&["match", "random", "minimax:depth=1", flag, value, "--out", zero.to_str().unwrap()]);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{flag} {value}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{flag} must")) && !stderr.contains("memory allocation"),
+            "{stderr}"
+        );
+        assert!(!zero.exists(), "nothing is written when the arguments are rejected");
+    }
 }
 
 #[test]

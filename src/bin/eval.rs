@@ -264,6 +264,11 @@ fn run(command: Command) -> Result<(), EvalError> {
                     "--max-depth must be between 1 and 12, got {max_depth}"
                 )));
             }
+            if skip_pairs > MAX_PAIRS {
+                return Err(EvalError::Usage(format!(
+                    "--skip-pairs must be at most {MAX_PAIRS}, got {skip_pairs}"
+                )));
+            }
             args.validate()?;
             let pool = thread_pool(args.threads)?;
             let rungs: Vec<AgentSpec> = std::iter::once(AgentSpec::Random)
@@ -301,11 +306,24 @@ fn run(command: Command) -> Result<(), EvalError> {
     }
 }
 
+/// The most colour-swapped pairs one match (or ladder pairing) plays; its games are held in
+/// memory together.
+const MAX_PAIRS: u32 = 100_000;
+/// The longest random opening.
+const MAX_OPENING_PLIES: u32 = 200;
+
 impl MatchArgs {
     /// Checks the arguments before anything is started or written.
     fn validate(&self) -> Result<(), EvalError> {
-        if self.pairs == 0 {
-            return Err(EvalError::Usage("--pairs must be at least 1".into()));
+        // The games of a match are held in memory together: bound them.
+        if !(1..=MAX_PAIRS).contains(&self.pairs) {
+            return Err(EvalError::Usage(format!("--pairs must be in 1..={MAX_PAIRS}, got {}", self.pairs)));
+        }
+        if self.opening_plies > MAX_OPENING_PLIES {
+            return Err(EvalError::Usage(format!(
+                "--opening-plies must be at most {MAX_OPENING_PLIES}, got {}",
+                self.opening_plies
+            )));
         }
         if self.threads == Some(0) {
             return Err(EvalError::Usage("--threads must be at least 1".into()));

@@ -28,6 +28,11 @@ pub mod limits {
     pub const BATCH_SIZE: u64 = 65_536;
     /// `eval.pairs`.
     pub const EVAL_PAIRS: u64 = 100_000;
+    /// Games searched at once times simulations per move (`selfplay.parallel_games` ×
+    /// `selfplay.simulations`, and `2 × eval.pairs` × `eval.simulations`): a simulation adds at
+    /// most about 26 tree nodes of 36 bytes (9 on average; measured over 300 random positions at
+    /// 200 simulations), so this bounds the search trees to about 5 GB at worst.
+    pub const SEARCH_NODES: u64 = 5_000_000;
 }
 
 /// Run identity and resources.
@@ -325,6 +330,23 @@ impl TrainConfig {
         range(self.mcts.num_simulations.into(), 1, limits::SIMULATIONS, "mcts.num_simulations")?;
         range(self.eval.simulations.into(), 1, limits::SIMULATIONS, "eval.simulations")?;
         range(self.eval.pairs.into(), 1, limits::EVAL_PAIRS, "eval.pairs")?;
+        // Together, the sizes above could still ask for more search-tree memory than exists.
+        let trees = |key: &str, games: u64, sims: u64| {
+            let product = games.saturating_mul(sims);
+            check(
+                product <= limits::SEARCH_NODES,
+                key,
+                format!(
+                    "asks for {product} simulations in flight ({games} games × {sims} simulations); at most {} \
+                     fit in memory (up to about 5 GB of search trees): lower one of them",
+                    limits::SEARCH_NODES
+                ),
+            )
+        };
+        let s = &self.selfplay;
+        let sims = u64::from(s.simulations.max(s.cheap_simulations));
+        trees("selfplay.parallel_games", s.parallel_games as u64, sims)?;
+        trees("eval.pairs", 2 * u64::from(self.eval.pairs), u64::from(self.eval.simulations))?;
         check(
             (0.0..=1.0).contains(&s.full_search_fraction) && s.full_search_fraction > 0.0,
             "selfplay.full_search_fraction",
@@ -473,6 +495,9 @@ mod tests {
             ("optimizer.batch_size=10000000", "optimizer.batch_size"),
             ("model.width=100000", "model.width"),
             ("model.blocks=1000", "model.blocks"),
+            // Each in range, but not together.
+            ("selfplay.parallel_games=65536", "selfplay.parallel_games"),
+            ("eval.pairs=100000", "eval.pairs"),
         ] {
             let e = TrainConfig::from_toml("[run]\n", &[set.to_string()]).unwrap_err();
             assert_eq!(e.key(), Some(key), "{set}: {e}");

@@ -80,3 +80,14 @@ impl Node {
         Some(sign * self.q())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_is_36_bytes() {
+        // The memory bound of the config (`limits::SEARCH_NODES`) counts nodes of this size.
+        assert_eq!(std::mem::size_of::<Node>(), 36);
+    }
+}
