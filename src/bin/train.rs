@@ -134,8 +134,8 @@ fn main() -> ExitCode {
         }
     };
     // A stop by signal exits with the shell's convention, 128 + the signal number.
-    if let Err(TrainError::Interrupted { signal, .. }) = &result {
-        eprintln!("{}", result.as_ref().err().map(ToString::to_string).unwrap_or_default());
+    if let Err(e @ TrainError::Interrupted { signal, .. }) = &result {
+        eprintln!("{e}");
         return ExitCode::from((128 + signal).clamp(0, 255) as u8);
     }
     morris::exit_code(result)

@@ -343,7 +343,6 @@ impl TrainConfig {
                 ),
             )
         };
-        let s = &self.selfplay;
         let sims = u64::from(s.simulations.max(s.cheap_simulations));
         trees("selfplay.parallel_games", s.parallel_games as u64, sims)?;
         trees("eval.pairs", 2 * u64::from(self.eval.pairs), u64::from(self.eval.simulations))?;

@@ -178,16 +178,18 @@ fn weights_are_finite(model: &PolicyValueNet) -> bool {
     }
     let mut v = SquaredSums(Vec::new());
     model.visit(&mut v);
-    if v.0.is_empty() {
-        return true;
+    read_total(v.0).is_some_and(f32::is_finite)
+}
+
+/// The sum of one-element tensors, read back in one transaction: `Some(0.0)` for none, `None`
+/// if the device gives nothing readable.
+fn read_total(parts: Vec<Tensor<1>>) -> Option<f32> {
+    if parts.is_empty() {
+        return Some(0.0);
     }
-    let total = Tensor::cat(v.0, 0).sum();
+    let total = Tensor::cat(parts, 0).sum();
     let data = Transaction::default().register(total).execute();
-    data.into_iter()
-        .next()
-        .and_then(|d| d.try_into_vec::<f32>().ok())
-        .and_then(|v| v.first().copied())
-        .is_some_and(f32::is_finite)
+    data.into_iter().next().and_then(|d| d.try_into_vec::<f32>().ok()).and_then(|v| v.first().copied())
 }
 
 /// Global L2 norm of the gradients of `model`'s parameters.
@@ -205,16 +207,7 @@ fn grad_norm(model: &PolicyValueNet, grads: &GradientsParams) -> f32 {
     }
     let mut v = SquaredSums { grads, sums: Vec::new() };
     model.visit(&mut v);
-    if v.sums.is_empty() {
-        return 0.0;
-    }
-    let total = Tensor::cat(v.sums, 0).sum();
-    let data = Transaction::default().register(total).execute();
-    data.into_iter()
-        .next()
-        .and_then(|d| d.try_into_vec::<f32>().ok())
-        .and_then(|v| v.first().copied())
-        .map_or(f32::NAN, f32::sqrt)
+    read_total(v.sums).map_or(f32::NAN, f32::sqrt)
 }
 
 #[cfg(test)]

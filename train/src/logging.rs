@@ -15,6 +15,7 @@ use prost::Message;
 
 use crate::error::{Result, TrainError};
 use crate::store::files::{open_append, read_text, write_atomic};
+use crate::store::host_name;
 
 /// `tensorflow.Event`, with the members of its `what` oneof that we write encoded as optional
 /// fields (the same wire format).
@@ -95,11 +96,10 @@ fn now_secs() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
+/// The host name for event file names: the machine's, if it is safe in a file name.
 fn hostname() -> String {
-    fs::read_to_string("/etc/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+    Some(host_name())
+        .filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
         .unwrap_or_else(|| "localhost".to_string())
 }
 
