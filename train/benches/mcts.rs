@@ -1,5 +1,7 @@
-//! Search benchmarks: (a) rollout MCTS on one thread, and (c) batched network MCTS over 256
-//! games with the share of wall time spent outside the network. `cargo bench -p morris-train --bench mcts`.
+//! Search benchmarks: (a) rollout MCTS on one thread, (b) the play search of one game with the
+//! shipped network at 1 and 2 threads and 1 or 8 leaves per network call, and (c) batched
+//! network MCTS over 256 games with the share of wall time spent outside the network.
+//! `cargo bench -p morris-train --bench mcts`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -8,7 +10,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use morris_env::{ActionMask, Game, Rng, Rules};
 use morris_train::device::device_from_name;
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf, RolloutEvaluator};
-use morris_train::mcts::{Mcts, MctsConfig, Selection, Tree};
+use morris_train::mcts::{Limits, Mcts, MctsConfig, ParallelSearch, Selection, Tree};
 use morris_train::model::NetConfig;
 use morris_train::net_evaluator::NetEvaluator;
 
@@ -34,6 +36,44 @@ fn bench_rollout_mcts(c: &mut Criterion) {
             black_box(trees[0].root_value())
         });
     });
+    g.finish();
+}
+
+/// (b) The search of one game as `az:model=checkpoints/shipped,sims=800,threads=T,batch=K` plays
+/// it: a fresh tree per search of 800 simulations from a position 8 random plies in. `T = 1,
+/// K = 1` is the sequential search; the others are [`ParallelSearch`] (one evaluator per thread,
+/// on the search's own pool).
+fn bench_play_search(c: &mut Criterion) {
+    const SIMS: u32 = 800;
+    let device = device_from_name("flex").expect("flex device");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../checkpoints/shipped");
+    let (model, _) = morris_train::store::load_model(&dir, &device).expect("the shipped model loads");
+    let mut game = Game::new(Rules::standard());
+    game.random_opening(&mut Rng::seed_from_u64(5), 8);
+    let config = MctsConfig { num_simulations: SIMS, ..MctsConfig::default() };
+    let mut g = c.benchmark_group("play_search");
+    g.throughput(Throughput::Elements(SIMS as u64));
+    g.sample_size(20);
+    g.bench_function("shipped_800_sims_threads1_batch1", |b| {
+        let mut mcts = Mcts::new(config.clone());
+        let mut evaluator = NetEvaluator::new(model.clone(), device.clone());
+        b.iter(|| {
+            let mut trees = [Tree::new(&game, 1)];
+            mcts.search(&mut trees, &mut evaluator);
+            black_box(trees[0].root_value())
+        });
+    });
+    for (threads, batch) in [(2, 1), (1, 8), (2, 8)] {
+        let evaluators = (0..threads).map(|_| NetEvaluator::new(model.clone(), device.clone())).collect();
+        let mut search = ParallelSearch::new(config.clone(), evaluators, batch).expect("search threads");
+        g.bench_function(format!("shipped_800_sims_threads{threads}_batch{batch}"), |b| {
+            b.iter(|| {
+                let mut tree = Tree::new(&game, 1);
+                search.search(&mut tree, &Limits::simulations(SIMS));
+                black_box(tree.root_value())
+            });
+        });
+    }
     g.finish();
 }
 
@@ -104,5 +144,5 @@ fn bench_batched_nn_mcts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_rollout_mcts, bench_batched_nn_mcts);
+criterion_group!(benches, bench_rollout_mcts, bench_play_search, bench_batched_nn_mcts);
 criterion_main!(benches);

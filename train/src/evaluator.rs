@@ -107,6 +107,7 @@ impl Evaluator for UniformEvaluator {
 /// leaf always gets the same value: results do not depend on how leaves are batched.
 /// Rollouts run on the position alone: the repetition history of the game is not carried into
 /// them (the N-move counter and the turn cap are, being part of the position).
+#[derive(Clone, Debug)]
 pub struct RolloutEvaluator {
     seed: u64,
     rollouts: u32,

@@ -50,6 +50,8 @@ impl NetEvaluator {
 
     /// Runs every evaluation inside a private rayon pool of `threads` threads (flex uses the
     /// calling pool for its kernels). Without this, calls use whatever pool they come from.
+    /// Do not call such an evaluator from a worker of another rayon pool: while it waits for the
+    /// private pool, that worker steals and runs other jobs of its own pool.
     ///
     /// # Errors
     /// [`TrainError::Internal`] if the pool cannot be built.

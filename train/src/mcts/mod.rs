@@ -17,8 +17,10 @@
 
 mod config;
 mod gumbel;
+mod limits;
 mod node;
 mod noise;
+mod parallel;
 mod policy;
 mod tree;
 
@@ -26,6 +28,8 @@ use morris_env::{ActionMask, NUM_ACTIONS};
 use rayon::prelude::*;
 
 pub use config::{MctsConfig, RootSelection, Selection};
+pub use limits::Limits;
+pub use parallel::ParallelSearch;
 use tree::ROOT;
 pub use tree::Tree;
 
@@ -80,6 +84,20 @@ impl Mcts {
     /// All trees must play under the same rules (those of the first tree are passed to the
     /// evaluator).
     pub fn search<E: Evaluator + ?Sized>(&mut self, trees: &mut [Tree], evaluator: &mut E) {
+        let limits = Limits::simulations(self.config.num_simulations);
+        self.search_within(trees, evaluator, &limits);
+    }
+
+    /// As [`Mcts::search`], but within `limits` (simulations, deadline, stop flag; checked
+    /// between waves, after the first). Returns the number of waves run: the simulations added
+    /// to each live tree. Calling it again on the same trees continues the search (with a PUCT
+    /// root; a Gumbel root restarts its halving schedule at each call).
+    pub fn search_within<E: Evaluator + ?Sized>(
+        &mut self,
+        trees: &mut [Tree],
+        evaluator: &mut E,
+        limits: &Limits,
+    ) -> u32 {
         let n = trees.len();
         self.reached.clear();
         self.reached.resize(n, None);
@@ -92,10 +110,13 @@ impl Mcts {
         });
         self.evaluate_and_backup(trees, evaluator);
         self.for_trees(trees, |t, _| prepare_root(t, &config));
-        for sim in 0..config.num_simulations {
-            self.for_trees(trees, |t, r| *r = select(t, &config, sim));
+        let mut sims = 0;
+        while sims < limits.simulations && !(sims > 0 && limits.interrupted()) {
+            self.for_trees(trees, |t, r| *r = select(t, &config, sims));
             self.evaluate_and_backup(trees, evaluator);
+            sims += 1;
         }
+        sims
     }
 
     /// Runs `f` on every tree with its `reached` slot, in parallel when there are many trees.
@@ -281,14 +302,20 @@ fn select_child(t: &Tree, i: u32, config: &MctsConfig) -> usize {
 
 /// Creates the children of the path's leaf from its legal mask and priors.
 fn expand(t: &mut Tree, mask: &ActionMask, priors: &[f32], value: f32) {
-    let Some(&leaf) = t.path.last() else { return };
-    let first = t.nodes.len() as u32;
+    if let Some(&leaf) = t.path.last() {
+        expand_node(&mut t.nodes, leaf, mask, priors, value);
+    }
+}
+
+/// Creates the children of node `leaf` from its legal mask and priors, and records its value.
+fn expand_node(nodes: &mut Vec<Node>, leaf: u32, mask: &ActionMask, priors: &[f32], value: f32) {
+    let first = nodes.len() as u32;
     let mut count = 0u16;
     for a in mask.iter() {
-        t.nodes.push(Node::new(leaf, a.0, priors[a.index()]));
+        nodes.push(Node::new(leaf, a.0, priors[a.index()]));
         count += 1;
     }
-    let node = &mut t.nodes[leaf as usize];
+    let node = &mut nodes[leaf as usize];
     node.first_child = first;
     node.num_children = count;
     node.state = NodeState::Expanded;
@@ -298,14 +325,20 @@ fn expand(t: &mut Tree, mask: &ActionMask, priors: &[f32], value: f32) {
 /// Adds the leaf's value to every node on the path, signed for each node's player to move,
 /// and takes the path's actions back on the game.
 fn backup(t: &mut Tree, value: f32) {
-    let Some(&leaf) = t.path.last() else { return };
-    let leaf_player = t.nodes[leaf as usize].to_play;
-    for &i in &t.path {
-        let node = &mut t.nodes[i as usize];
-        node.visits += 1;
-        node.value_sum += if node.to_play == leaf_player { value } else { -value };
-    }
+    backup_path(&mut t.nodes, &t.path, value);
     for _ in 1..t.path.len() {
         t.game.undo();
+    }
+}
+
+/// Adds `value` (for the player to move at the path's last node) to every node of `path`,
+/// signed for each node's player to move.
+fn backup_path(nodes: &mut [Node], path: &[u32], value: f32) {
+    let Some(&leaf) = path.last() else { return };
+    let leaf_player = nodes[leaf as usize].to_play;
+    for &i in path {
+        let node = &mut nodes[i as usize];
+        node.visits += 1;
+        node.value_sum += if node.to_play == leaf_player { value } else { -value };
     }
 }

@@ -1,4 +1,5 @@
-//! What a finished search yields: the policy target for training and the action to play.
+//! What a finished search yields: the policy target for training, the action to play, and the
+//! expected line with the depth statistics that progress reports show.
 
 use morris_env::Action;
 
@@ -63,5 +64,41 @@ impl Tree {
             x -= w;
         }
         Some(Action(self.nodes[kids.end - 1].action))
+    }
+
+    /// The expected line: from the root, the most visited child of each node while it has
+    /// visits, at most `max` actions.
+    pub fn principal_variation(&self, max: usize) -> Vec<Action> {
+        let mut line = Vec::new();
+        let mut i = ROOT;
+        while line.len() < max {
+            let best = self.children(i).filter(|&c| self.nodes[c].visits > 0).max_by(|&a, &b| {
+                let (na, nb) = (&self.nodes[a], &self.nodes[b]);
+                na.visits.cmp(&nb.visits).then(na.net_prior.total_cmp(&nb.net_prior))
+            });
+            let Some(c) = best else { break };
+            line.push(Action(self.nodes[c].action));
+            i = c as u32;
+        }
+        line
+    }
+
+    /// `(mean, max)` depth of the simulations that reached the tree's nodes: the mean is the
+    /// visits of all non-root nodes over the root's (each simulation visits one node per ply of
+    /// its path), the max the deepest visited node.
+    pub fn depth_stats(&self) -> (f32, u32) {
+        let root_visits = self.root().visits.max(1);
+        let mut depth = vec![0u32; self.nodes.len()];
+        let (mut sum, mut max) = (0u64, 0u32);
+        for i in 1..self.nodes.len() {
+            let n = &self.nodes[i];
+            // Children are always created after their parent, so its depth is known.
+            depth[i] = depth[n.parent as usize] + 1;
+            if n.visits > 0 {
+                sum += n.visits as u64;
+                max = max.max(depth[i]);
+            }
+        }
+        (sum as f32 / root_visits as f32, max)
     }
 }
