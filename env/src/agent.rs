@@ -17,6 +17,12 @@ pub trait Agent: Send {
     /// Forgets anything carried between moves of one game (search trees, tables).
     /// Called before each new game.
     fn reset(&mut self) {}
+
+    /// Why the last [`choose`](Agent::choose) gave no move in a live game (an external engine
+    /// that crashed, hung or answered an illegal move, say); `None` if it has no reason to give.
+    fn forfeit_reason(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Plays a uniformly random legal action, from a seeded generator.

@@ -15,6 +15,8 @@
 
 mod eval;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +34,12 @@ use crate::types::{BitBoard, Point};
 
 /// Score of a won position at the root; a win `k` plies away scores `WIN - k`.
 pub const WIN: i32 = 1_000_000;
+
+/// For a score that announces a forced result, the plies to it (positive: the player to move
+/// wins); `None` for a heuristic score.
+pub fn forced_result_plies(score: i32) -> Option<i32> {
+    (score.abs() > WIN_BOUND).then(|| if score > 0 { WIN - score } else { -(WIN + score) })
+}
 /// Scores beyond this magnitude are wins or losses.
 const WIN_BOUND: i32 = WIN - 10_000;
 const INF: i32 = WIN + 1;
@@ -155,6 +163,8 @@ pub struct Minimax {
     deadline: Option<Instant>,
     node_limit: u64,
     stopped: bool,
+    /// Set by another thread to end the search (a UCI `stop`).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Minimax {
@@ -172,6 +182,7 @@ impl Minimax {
             deadline: None,
             node_limit: u64::MAX,
             stopped: false,
+            stop: None,
             config,
         }
     }
@@ -188,8 +199,31 @@ impl Minimax {
         self.killers.fill([u16::MAX; 2]);
     }
 
+    /// Replaces the depth, time and node limits (for the next searches).
+    pub fn set_limits(&mut self, depth: Option<u32>, time: Option<Duration>, nodes: Option<u64>) {
+        self.config.depth = depth;
+        self.config.time = time;
+        self.config.nodes = nodes;
+    }
+
+    /// A flag that ends the search when another thread sets it (checked every 1024 nodes); the
+    /// deepest completed iteration is then used, as when the time runs out.
+    pub fn set_stop_flag(&mut self, stop: Option<Arc<AtomicBool>>) {
+        self.stop = stop;
+    }
+
     /// Searches the game's current position within the configured limits.
     pub fn search(&mut self, game: &Game) -> SearchResult {
+        self.search_reporting(game, None::<fn(&SearchResult, &[Action])>)
+    }
+
+    /// As [`Minimax::search`], calling `on_iteration` after each completed iteration with the
+    /// result so far and its principal variation (for progress lines).
+    pub fn search_reporting(
+        &mut self,
+        game: &Game,
+        mut on_iteration: Option<impl FnMut(&SearchResult, &[Action])>,
+    ) -> SearchResult {
         let start = Instant::now();
         self.deadline = self.config.time.map(|t| start + t);
         self.node_limit = self.config.nodes.unwrap_or(u64::MAX);
@@ -207,6 +241,10 @@ impl Minimax {
         for depth in 1..=max_depth {
             let Some((best, score, ties)) = self.search_root(&mut game, depth as i32) else { break };
             result = SearchResult { best: Some(best), score, depth, nodes: self.nodes, ties };
+            if let Some(report) = on_iteration.as_mut() {
+                let line = self.principal_variation(&game, best, 32);
+                report(&result, &line);
+            }
             if score.abs() > WIN_BOUND {
                 break; // A forced result is known; deeper iterations cannot change it.
             }
@@ -352,7 +390,28 @@ impl Minimax {
     }
 
     fn out_of_budget(&self) -> bool {
-        self.nodes >= self.node_limit || self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.nodes >= self.node_limit
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// The expected line from the game's position: the table's best moves, followed while they
+    /// are legal and the positions do not repeat, at most `max` actions (the first is `first`).
+    pub fn principal_variation(&self, game: &Game, first: Action, max: usize) -> Vec<Action> {
+        let mut game = game.clone();
+        let mut line = Vec::new();
+        let mut next = Some(first);
+        while let Some(a) = next {
+            if line.len() >= max || game.apply(a).is_err() {
+                break;
+            }
+            line.push(a);
+            if game.outcome().is_terminal() || game.repetitions() > 1 {
+                break;
+            }
+            next = self.tt_probe_move(game.position());
+        }
+        line
     }
 
     fn record_cutoff(&mut self, a: Action, ply: usize, depth: i32) {
