@@ -8,16 +8,20 @@ use std::time::Duration;
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent};
-use morris_train::agents::{az_agent_from_model, rollout_mcts};
+use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
 use morris_train::store::load_model;
 use thiserror::Error;
 
+use crate::uci::UciSpec;
+
 /// The forms an agent spec may take, for error messages and `--help`.
 pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 100ms, 2s) | minimax:nodes=N \
 (options combine, e.g. minimax:depth=8,time=1s; add tt=BITS for the table size, default 18) | mcts:sims=N \
-(UCT with random rollouts) | az:model=DIR,sims=N (a trained network with PUCT search)";
+(UCT with random rollouts) | az:model=DIR,sims=N or az:model=DIR,time=T (a trained network with PUCT search; \
+add threads=N for N search threads, batch=K for K leaves per network call) | \
+uci:cmd=PATH[,arg=A]...[,movetime=T|depth=N|nodes=N][,option.NAME=VALUE]...[,timeout=T] (an external UCI engine)";
 
 /// A loaded network, shared by every agent built from one spec.
 #[derive(Clone)]
@@ -68,9 +72,15 @@ pub enum AgentSpec {
     Az {
         /// The network.
         model: LoadedModel,
-        /// The search; `num_simulations` is the spec's `sims`.
+        /// The search; `num_simulations` is the spec's `sims` (with only `time` given,
+        /// [`TIME_ONLY_SIMULATIONS`]).
         search: MctsConfig,
+        /// Time per move, threads and leaves per network call.
+        budget: PlayBudget,
     },
+    /// An external engine spoken to over UCI (its processes are shared by the agents built
+    /// from one spec).
+    Uci(Arc<UciSpec>),
 }
 
 /// Specs are equal when their canonical names are.
@@ -186,26 +196,42 @@ impl AgentSpec {
             "mcts" | "az" => {
                 let args = args.ok_or_else(|| err(format!("{kind} needs options, e.g. {kind}:sims=200")))?;
                 let (mut sims, mut model) = (None, None);
+                let mut budget = PlayBudget::default();
                 for kv in args.split(',') {
                     let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
                     once(k.trim())?;
-                    match (kind, k.trim()) {
-                        (_, "sims") => {
-                            let n: u32 =
-                                v.parse().map_err(|_| err(format!("sims '{v}' is not a whole number")))?;
-                            if !(1..=1_000_000).contains(&n) {
-                                return Err(err(format!("sims {n} is outside 1..=1000000")));
-                            }
-                            sims = Some(n);
+                    let v = v.trim();
+                    let whole = |name: &str, range: std::ops::RangeInclusive<u32>| {
+                        let n: u32 =
+                            v.parse().map_err(|_| err(format!("{name} '{v}' is not a whole number")))?;
+                        if range.contains(&n) {
+                            Ok(n)
+                        } else {
+                            Err(err(format!("{name} {n} is outside {}..={}", range.start(), range.end())))
                         }
-                        ("az", "model") => model = Some(PathBuf::from(v.trim())),
+                    };
+                    match (kind, k.trim()) {
+                        (_, "sims") => sims = Some(whole("sims", 1..=1_000_000)?),
+                        ("az", "model") => model = Some(PathBuf::from(v)),
+                        ("az", "time") => {
+                            budget.time = Some(parse_duration(v).ok_or_else(|| {
+                                err(format!("time '{v}' is not a positive duration such as 100ms or 2s"))
+                            })?);
+                        }
+                        ("az", "threads") => budget.threads = whole("threads", 1..=64)?,
+                        ("az", "batch") => budget.batch = whole("batch", 1..=256)?,
                         (_, other) => return Err(err(format!("unknown {kind} option '{other}'"))),
                     }
                 }
-                let sims = sims.ok_or_else(|| err(format!("{kind} needs sims=N")))?;
                 if kind == "mcts" {
+                    let sims = sims.ok_or_else(|| err("mcts needs sims=N".into()))?;
                     return Ok(AgentSpec::Mcts { sims });
                 }
+                let sims = match (sims, budget.time) {
+                    (Some(n), _) => n,
+                    (None, Some(_)) => TIME_ONLY_SIMULATIONS,
+                    (None, None) => return Err(err("az needs sims=N or time=T (or both)".into())),
+                };
                 let dir =
                     model.ok_or_else(|| err("az needs model=DIR (an exported model directory)".into()))?;
                 let device = Device::flex();
@@ -215,7 +241,11 @@ impl AgentSpec {
                     syntax: false,
                 })?;
                 let search = MctsConfig { num_simulations: sims, ..MctsConfig::default() };
-                Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search })
+                Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search, budget })
+            }
+            "uci" => {
+                let args = args.ok_or_else(|| err("uci needs cmd=PATH".into()))?;
+                UciSpec::parse(args).map(|u| AgentSpec::Uci(Arc::new(u))).map_err(err)
             }
             "" => Err(err("empty spec".into())),
             other => Err(err(format!("unknown agent '{other}'"))),
@@ -228,19 +258,31 @@ impl AgentSpec {
     }
 
     /// A new agent with the given seed (for the random moves or the tie-break).
-    pub fn build(&self, seed: u64) -> Box<dyn Agent> {
-        match self {
+    ///
+    /// # Errors
+    /// [`SpecError`] if the agent's search threads cannot be started.
+    pub fn build(&self, seed: u64) -> Result<Box<dyn Agent>, SpecError> {
+        Ok(match self {
             AgentSpec::Random => Box::new(RandomAgent::new(seed)),
             AgentSpec::Minimax(c) => Box::new(Minimax::new(MinimaxConfig { seed, ..c.clone() })),
             AgentSpec::Mcts { sims } => Box::new(rollout_mcts(*sims, seed)),
-            AgentSpec::Az { model, search } => Box::new(az_agent_from_model(
-                (*model.model).clone(),
-                model.device.clone(),
-                self.name(),
-                search.clone(),
-                seed,
-            )),
-        }
+            AgentSpec::Az { model, search, budget } => Box::new(
+                az_agent_from_model(
+                    (*model.model).clone(),
+                    model.device.clone(),
+                    self.name(),
+                    search.clone(),
+                    *budget,
+                    seed,
+                )
+                .map_err(|e| SpecError {
+                    spec: self.name(),
+                    reason: e.to_string(),
+                    syntax: false,
+                })?,
+            ),
+            AgentSpec::Uci(spec) => Box::new(spec.agent(seed)),
+        })
     }
 
     /// The canonical spec string, such as `minimax:depth=4`.
@@ -253,9 +295,23 @@ impl AgentSpec {
                 format!("minimax:{}{tt}", c.limits_text())
             }
             AgentSpec::Mcts { sims } => format!("mcts:sims={sims}"),
-            AgentSpec::Az { model, search } => {
-                format!("az:model={},sims={}", model.dir.display(), search.num_simulations)
+            AgentSpec::Az { model, search, budget } => {
+                let mut name = format!("az:model={}", model.dir.display());
+                if budget.time.is_none() || search.num_simulations != TIME_ONLY_SIMULATIONS {
+                    name += &format!(",sims={}", search.num_simulations);
+                }
+                if let Some(t) = budget.time {
+                    name += &format!(",time={}ms", t.as_millis());
+                }
+                if budget.threads != 1 {
+                    name += &format!(",threads={}", budget.threads);
+                }
+                if budget.batch != 1 {
+                    name += &format!(",batch={}", budget.batch);
+                }
+                name
             }
+            AgentSpec::Uci(spec) => spec.name(),
         }
     }
 }
@@ -294,6 +350,11 @@ mod tests {
             ("mcts:sims=0", "outside"),
             ("mcts:depth=3", "unknown mcts option"),
             ("az:sims=10", "needs model=DIR"),
+            ("az:model=m", "needs sims=N or time=T"),
+            ("az:model=m,time=soon", "not a positive duration"),
+            ("az:model=m,sims=8,threads=0", "threads 0 is outside 1..=64"),
+            ("az:model=m,sims=8,batch=999", "batch 999 is outside 1..=256"),
+            ("mcts:sims=8,time=1s", "unknown mcts option 'time'"),
             ("minimax:depth=2,depth=3", "'depth' is given twice"),
             ("az:sims=4,model=a,sims=8", "'sims' is given twice"),
         ] {

@@ -102,8 +102,8 @@ struct Table {
     game: Game,
     seconds: [f64; 2],
     moves: [u32; 2],
-    /// The player to move returned no move or an illegal one, and forfeits.
-    forfeit: bool,
+    /// The player to move returned no move or an illegal one, and forfeits, for this reason.
+    forfeit: Option<String>,
 }
 
 impl Table {
@@ -112,7 +112,7 @@ impl Table {
         let opening_seed = Rng::derive(config.seed, stream::OPENING, pair as u64);
         let mut game = Game::new(config.rules);
         game.random_opening(&mut Rng::seed_from_u64(opening_seed), config.opening_plies);
-        Table { pair, g, opening_seed, game, seconds: [0.0; 2], moves: [0; 2], forfeit: false }
+        Table { pair, g, opening_seed, game, seconds: [0.0; 2], moves: [0; 2], forfeit: None }
     }
 
     /// The index of this game in the match.
@@ -126,7 +126,7 @@ impl Table {
     }
 
     fn live(&self) -> bool {
-        !self.forfeit && !self.game.outcome().is_terminal()
+        self.forfeit.is_none() && !self.game.outcome().is_terminal()
     }
 
     /// Whether agent A (`true`) or B is to move in a live game.
@@ -134,13 +134,18 @@ impl Table {
         self.a_plays(self.game.current_player())
     }
 
-    /// Plays the mover's `choice`, which took `secs`; no move or an illegal one forfeits.
-    fn play(&mut self, choice: Option<Action>, secs: f64) {
+    /// Plays the mover's `choice`, which took `secs`; no move or an illegal one forfeits, for
+    /// `reason` if the agent gave one.
+    fn play(&mut self, choice: Option<Action>, secs: f64, reason: Option<String>) {
         let side = self.game.current_player().index();
         self.seconds[side] += secs;
         self.moves[side] += 1;
-        if choice.is_none_or(|a| self.game.apply(a).is_err()) {
-            self.forfeit = true;
+        let played = match choice {
+            Some(a) => self.game.apply(a).map_err(|e| format!("chose an illegal action: {e}")),
+            None => Err(reason.unwrap_or_else(|| "made no legal move".into())),
+        };
+        if let Err(why) = played {
+            self.forfeit = Some(why);
         }
     }
 
@@ -148,20 +153,22 @@ impl Table {
     fn ask(&mut self, agent: &mut dyn Agent) {
         let t = Instant::now();
         let choice = agent.choose(&self.game);
-        self.play(choice, t.elapsed().as_secs_f64());
+        let secs = t.elapsed().as_secs_f64();
+        let reason = if choice.is_none() { agent.forfeit_reason() } else { None };
+        self.play(choice, secs, reason);
     }
 
     /// The agents of this game, (A's, B's), seeded by colour and game index.
-    fn agents(&self, a: &AgentSpec, b: &AgentSpec, seed: u64) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    fn agents(&self, a: &AgentSpec, b: &AgentSpec, seed: u64) -> Result<(Box<dyn Agent>, Box<dyn Agent>)> {
         let white = Rng::derive(seed, stream::WHITE, self.index());
         let black = Rng::derive(seed, stream::BLACK, self.index());
         let (seed_a, seed_b) = if self.g == 0 { (white, black) } else { (black, white) };
-        (a.build(seed_a), b.build(seed_b))
+        Ok((a.build(seed_a)?, b.build(seed_b)?))
     }
 
     fn record(&self, a: &AgentSpec, b: &AgentSpec, config: &MatchConfig) -> GameRecord {
         let (ws, bs) = if self.g == 0 { (a, b) } else { (b, a) };
-        let (result, reason) = result_and_reason(&self.game);
+        let (result, reason) = result_and_reason(&self.game, self.forfeit.as_deref());
         let ms =
             |c: usize| if self.moves[c] == 0 { 0.0 } else { 1000.0 * self.seconds[c] / self.moves[c] as f64 };
         GameRecord {
@@ -180,8 +187,9 @@ impl Table {
     }
 }
 
-/// The result and its reason; a game that stopped while ongoing was forfeited by the player to move.
-fn result_and_reason(game: &Game) -> (String, String) {
+/// The result and its reason; a game that stopped while ongoing was forfeited by the player to
+/// move (for `forfeit`'s reason).
+fn result_and_reason(game: &Game, forfeit: Option<&str>) -> (String, String) {
     match game.outcome() {
         Outcome::Win { winner: Color::White, .. } => ("1-0".into(), game.outcome().to_string()),
         Outcome::Win { winner: Color::Black, .. } => ("0-1".into(), game.outcome().to_string()),
@@ -189,7 +197,8 @@ fn result_and_reason(game: &Game) -> (String, String) {
         Outcome::Ongoing => {
             let loser = game.current_player();
             let result = if loser == Color::White { "0-1" } else { "1-0" };
-            (result.into(), format!("{} wins ({loser} made no legal move)", loser.opponent()))
+            let why = forfeit.unwrap_or("made no legal move");
+            (result.into(), format!("{} wins ({loser} forfeits: {why})", loser.opponent()))
         }
     }
 }
@@ -212,21 +221,21 @@ where
     if config.batch_network {
         return play_lockstep(a, b, config, on_game);
     }
-    Ok((0..config.pairs * 2)
+    (0..config.pairs * 2)
         .into_par_iter()
         .with_max_len(1)
         .map(|i| {
             let mut table = Table::new(config, i);
-            let (mut agent_a, mut agent_b) = table.agents(a, b, config.seed);
+            let (mut agent_a, mut agent_b) = table.agents(a, b, config.seed)?;
             while table.live() {
                 let agent = if table.a_to_move() { agent_a.as_mut() } else { agent_b.as_mut() };
                 table.ask(agent);
             }
             let rec = table.record(a, b, config);
             on_game(&rec);
-            rec
+            Ok(rec)
         })
-        .collect())
+        .collect()
 }
 
 /// One side of a lockstep match.
@@ -251,8 +260,14 @@ struct BatchedNet {
 }
 
 impl BatchedNet {
+    /// A batched seat for a network spec searching by simulations on one thread; `None` for
+    /// anything else (a time budget or search threads are about the latency of one game, so
+    /// those agents play game by game).
     fn new(spec: &AgentSpec, tables: &[Table], seed: u64, is_a: bool) -> Option<BatchedNet> {
-        let AgentSpec::Az { model, search } = spec else { return None };
+        let AgentSpec::Az { model, search, budget } = spec else { return None };
+        if budget.time.is_some() || !budget.is_sequential() {
+            return None;
+        }
         let seeds = tables
             .iter()
             .map(|t| {
@@ -294,7 +309,7 @@ impl BatchedNet {
             if choice.is_none() {
                 return Err(EvalError::Internal("the network's search found no move in a live game".into()));
             }
-            tables[i].play(choice, secs);
+            tables[i].play(choice, secs, None);
             self.trees[i] = Some(tree);
         }
         Ok(())
@@ -335,7 +350,8 @@ where
     F: Fn(&GameRecord) + Sync,
 {
     let mut tables: Vec<Table> = (0..config.pairs * 2).map(|i| Table::new(config, i)).collect();
-    let (agents_a, agents_b): (Vec<_>, Vec<_>) = tables.iter().map(|t| t.agents(a, b, config.seed)).unzip();
+    let (agents_a, agents_b): (Vec<_>, Vec<_>) =
+        tables.iter().map(|t| t.agents(a, b, config.seed)).collect::<Result<Vec<_>>>()?.into_iter().unzip();
     let mut seats = [
         Seat::new(a, agents_a, &tables, config.seed, true),
         Seat::new(b, agents_b, &tables, config.seed, false),

@@ -75,6 +75,7 @@ impl Judge for LadderJudge {
         let network = AgentSpec::Az {
             model: LoadedModel::from_network(NETWORK, model.clone(), device.clone()),
             search: self.search.clone(),
+            budget: morris_train::agents::PlayBudget::default(),
         };
         let mut results = Vec::with_capacity(self.opponents.len());
         let mut fixed = Vec::new();

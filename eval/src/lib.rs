@@ -25,6 +25,7 @@ pub mod play;
 pub mod plot;
 pub mod records;
 pub mod report;
+pub mod uci;
 
 pub use agents::{AgentSpec, SPEC_FORMS, SpecError};
 pub use arena::{GameRecord, MatchConfig, play_match};

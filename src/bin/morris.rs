@@ -1,14 +1,17 @@
-//! `morris`: rules tools: perft node counts, board display and a random-playout speed check.
+//! `morris`: rules tools (perft node counts, board display, a random-playout speed check) and
+//! the UCI engine mode.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use morris::Preset;
 use morris_env::{Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
+use morris_eval::uci::{self, EngineOptions};
 
 #[derive(Parser)]
-#[command(name = "morris", version, about = "Nine Men's Morris rules tools")]
+#[command(name = "morris", version, about = "Nine Men's Morris rules tools and UCI engine")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -70,6 +73,12 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Serve the trained network (or minimax) as a UCI engine on stdin/stdout (docs/uci.md).
+    Uci {
+        /// The exported model of the `Model` option's default (default: the shipped model).
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -82,6 +91,13 @@ fn start(rules: Preset, moves: &str) -> Result<Game, String> {
 
 fn run(command: Command) -> Result<(), String> {
     match command {
+        Command::Uci { model } => {
+            let model = model
+                .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints").join("shipped"));
+            let options = EngineOptions::new(model);
+            uci::serve(std::io::stdin().lock(), std::io::stdout(), options)
+                .map_err(|e| format!("reading the engine's input: {e}"))
+        }
         Command::Perft { depth, moves, rules, divide } => {
             // Depth 8 from the start is about 2·10^9 leaves (seconds); each further ply multiplies
             // that by roughly 20.
