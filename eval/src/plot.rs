@@ -1,5 +1,6 @@
-//! The strength curve: Elo with 95% intervals of rated checkpoints against training time or
-//! steps, drawn as a PNG with the minimax ladder's levels for reference.
+//! The strength curves: Elo with 95% intervals of rated checkpoints against training time or
+//! steps (with the minimax ladder's levels for reference), or of time-limited players against
+//! their time per move, drawn as PNGs.
 
 use std::path::{Path, PathBuf};
 
@@ -179,6 +180,136 @@ pub fn draw(points: &[RatedPoint], x: XAxis, title: &str, out: &Path) -> Result<
     Ok(())
 }
 
+/// One player at one time per move, from a ratings table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedPoint {
+    /// The player's spec without its `time=` option (the series it belongs to).
+    pub series: String,
+    /// The time per move, in milliseconds.
+    pub ms: f64,
+    /// The rating with its 95% interval.
+    pub elo: Elo,
+}
+
+/// The players of a ratings file (`eval rate --json`) whose spec has a `time=Tms` option, as
+/// points of series (the spec without the option), and the name of the anchor (the player
+/// with no error).
+///
+/// # Errors
+/// If the file is unreadable or not a ratings table.
+pub fn timed_points_from_ratings(path: &Path) -> Result<(Vec<TimedPoint>, Option<String>)> {
+    let table = read_ratings(path)?;
+    let anchor = table.ratings.iter().find(|r| r.std_error == 0.0).map(|r| r.name.clone());
+    let mut points = Vec::new();
+    for r in &table.ratings {
+        let Some((kind, options)) = r.name.split_once(':') else { continue };
+        let mut ms = None;
+        let rest: Vec<&str> = options
+            .split(',')
+            .filter(|kv| match kv.strip_prefix("time=").and_then(|t| t.strip_suffix("ms")) {
+                Some(t) => {
+                    ms = t.parse::<f64>().ok();
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        let Some(ms) = ms.filter(|m| *m > 0.0) else { continue };
+        let series = if rest.is_empty() { kind.to_string() } else { format!("{kind}:{}", rest.join(",")) };
+        points.push(TimedPoint { series, ms, elo: r.elo });
+    }
+    points.sort_by(|a, b| a.series.cmp(&b.series).then(a.ms.total_cmp(&b.ms)));
+    Ok((points, anchor))
+}
+
+/// Draws each series of `points` (Elo with 95% error bars) against the time per move on a
+/// logarithmic axis into a PNG at `out`; `anchor` names the player at 0 for the axis label.
+///
+/// # Errors
+/// If there is nothing to plot or the image cannot be written.
+pub fn draw_by_time(points: &[TimedPoint], anchor: Option<&str>, title: &str, out: &Path) -> Result<()> {
+    if points.is_empty() {
+        return Err(EvalError::Nothing(
+            "nothing to plot: no player with a time=Tms option in the ratings".into(),
+        ));
+    }
+    register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| EvalError::Internal("the embedded font is unreadable".into()))?;
+    let err = |e: &dyn std::fmt::Display| EvalError::Corrupt {
+        path: out.to_path_buf(),
+        reason: format!("cannot draw: {e}"),
+    };
+    let x_lo = points.iter().map(|p| p.ms).fold(f64::INFINITY, f64::min) / 1.5;
+    let x_hi = points.iter().map(|p| p.ms).fold(0.0, f64::max) * 1.5;
+    let lo = points.iter().map(|p| p.elo.low95).fold(f64::INFINITY, f64::min) - 50.0;
+    let hi = points.iter().map(|p| p.elo.high95).fold(f64::NEG_INFINITY, f64::max) + 50.0;
+    let root = BitMapBackend::new(out, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 24))
+        .margin(20)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), lo..hi)
+        .map_err(|e| err(&e))?;
+    let y_desc = match anchor {
+        Some(a) => format!("Elo ({a} = 0)"),
+        None => "Elo".to_string(),
+    };
+    chart
+        .configure_mesh()
+        .x_desc("time per move (ms, log scale)")
+        .y_desc(y_desc)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| err(&e))?;
+    let colours =
+        [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
+    let mut names: Vec<&str> = points.iter().map(|p| p.series.as_str()).collect();
+    names.dedup();
+    for (i, name) in names.iter().enumerate() {
+        let colour = colours[i % colours.len()];
+        let series: Vec<&TimedPoint> = points.iter().filter(|p| p.series == *name).collect();
+        chart
+            .draw_series(series.iter().map(|p| {
+                ErrorBar::new_vertical(p.ms, p.elo.low95, p.elo.elo, p.elo.high95, colour.filled(), 8)
+            }))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(LineSeries::new(series.iter().map(|p| (p.ms, p.elo.elo)), colour.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(name.to_string())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        chart
+            .draw_series(series.iter().map(|p| Circle::new((p.ms, p.elo.elo), 4, colour.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font(("sans-serif", 14))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// The timed points as a Markdown table (series, ms per move, Elo, interval).
+pub fn timed_table(points: &[TimedPoint]) -> String {
+    let mut s = String::from("| player | ms/move | Elo | 95% interval |\n|---|---|---|---|\n");
+    for p in points {
+        s.push_str(&format!(
+            "| {} | {:.0} | {:.0} | [{:.0}, {:.0}] |\n",
+            p.series, p.ms, p.elo.elo, p.elo.low95, p.elo.high95
+        ));
+    }
+    s
+}
+
 /// The points as a Markdown table (step, hours, Elo, interval, source).
 pub fn table(points: &[RatedPoint]) -> String {
     let mut s = String::from("| step | hours | Elo | 95% interval | checkpoint |\n|---|---|---|---|---|\n");
@@ -223,5 +354,37 @@ mod tests {
         assert!(bytes.len() > 5_000, "{} bytes", bytes.len());
         assert!(table(&points).contains("| 3000 | 0.90 | 1050 | [950, 1150] |"));
         assert!(matches!(draw(&[], XAxis::Steps, "empty", &out), Err(EvalError::Nothing(_))));
+    }
+
+    #[test]
+    fn reads_timed_players_and_draws_them_on_a_log_axis() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let rating = |name: &str, elo: f64, se: f64| {
+            serde_json::json!({"name": name, "elo": elo, "lower95": elo - 2.0 * se, "upper95": elo + 2.0 * se,
+                "std_error": se, "games": 100, "points": 50.0, "score_fraction": 0.5})
+        };
+        let table = serde_json::json!({
+            "ratings": [
+                rating("minimax:time=20ms", 0.0, 0.0),
+                rating("minimax:time=100ms", 80.0, 30.0),
+                rating("az:model=m,time=20ms,batch=8", 200.0, 40.0),
+                rating("az:model=m,time=100ms,batch=8", 260.0, 50.0),
+                rating("minimax:depth=3", -300.0, 60.0),
+            ],
+            "covariance": [], "los": [], "iterations": 3
+        });
+        let path = dir.join("ratings.json");
+        std::fs::write(&path, table.to_string()).unwrap();
+        let (points, anchor) = timed_points_from_ratings(&path).unwrap();
+        assert_eq!(anchor.as_deref(), Some("minimax:time=20ms"));
+        assert_eq!(points.len(), 4, "the depth-limited player has no time");
+        assert_eq!((points[0].series.as_str(), points[0].ms), ("az:model=m,batch=8", 20.0));
+        assert_eq!((points[3].series.as_str(), points[3].ms), ("minimax", 100.0));
+        let out = dir.join("time.png");
+        draw_by_time(&points, anchor.as_deref(), "test", &out).unwrap();
+        assert_eq!(&std::fs::read(&out).unwrap()[1..4], b"PNG");
+        assert!(timed_table(&points).contains("| minimax | 100 | 80 | [20, 140] |"));
+        assert!(matches!(draw_by_time(&[], None, "empty", &out), Err(EvalError::Nothing(_))));
     }
 }

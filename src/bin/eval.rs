@@ -117,10 +117,12 @@ enum Command {
         /// A run directory: its checkpoints evaluated during training (eval.json).
         #[arg(long, conflicts_with = "ratings", required_unless_present = "ratings")]
         run: Option<PathBuf>,
-        /// Or a ratings table from `eval rate --json` whose `az:model=DIR` players are checkpoints.
+        /// Or a ratings table from `eval rate --json` whose `az:model=DIR` players are checkpoints
+        /// (or, with `--x time-per-move`, whose players have a `time=Tms` option).
         #[arg(long)]
         ratings: Option<PathBuf>,
-        /// What the x axis shows.
+        /// What the x axis shows: training hours or steps of checkpoints, or the time per move of
+        /// time-limited players (one line per player without its time).
         #[arg(long, value_enum, default_value = "hours")]
         x: Axis,
         /// The PNG to write.
@@ -152,6 +154,7 @@ enum Command {
 enum Axis {
     Hours,
     Steps,
+    TimePerMove,
 }
 
 /// A colour on the command line.
@@ -194,6 +197,17 @@ fn run(command: Command) -> Result<(), EvalError> {
         }
         Command::Plot { run, ratings, x, out, title } => {
             use morris_eval::plot::{XAxis, draw, points_from_ratings, points_from_run, table};
+            if x == Axis::TimePerMove {
+                use morris_eval::plot::{draw_by_time, timed_points_from_ratings, timed_table};
+                let Some(ratings) = ratings else {
+                    return Err(EvalError::Usage("--x time-per-move needs --ratings FILE".into()));
+                };
+                let (points, anchor) = timed_points_from_ratings(&ratings)?;
+                draw_by_time(&points, anchor.as_deref(), &title, &out)?;
+                print!("{}", timed_table(&points));
+                println!("plot written to {}", out.display());
+                return Ok(());
+            }
             let points = match (run, ratings) {
                 (Some(run), _) => points_from_run(&run)?,
                 (None, Some(r)) => points_from_ratings(&r)?,
