@@ -375,9 +375,14 @@ fn misbehaving_engines_forfeit_with_the_reason() {
         ("hang.sh", "timeout: no bestmove"),
         ("exits.sh", "engine exited (exit status: 3)"),
         ("missing.sh", "could not start"),
+        ("morris", "the engine refused the options: info string error: unknown option 'Colour'"),
     ] {
         let out = dir.path().join(format!("{script}.jsonl"));
-        let spec = format!("uci:cmd={},movetime=10ms,timeout=1s", fixtures.join(script).display());
+        let spec = if script == "morris" {
+            format!("uci:cmd={MORRIS},arg=uci,movetime=10ms,option.Colour=red")
+        } else {
+            format!("uci:cmd={},movetime=10ms,timeout=1s", fixtures.join(script).display())
+        };
         let t = Instant::now();
         let o = eval(&["match", &spec, "random", "--pairs", "2", "--out", out.to_str().unwrap()]);
         assert!(o.status.success(), "{script}: {}", String::from_utf8_lossy(&o.stderr));

@@ -220,7 +220,12 @@ impl EngineProcess {
         for (k, v) in &spec.options {
             engine.send(&format!("setoption name {k} value {v}"))?;
         }
-        engine.ready()?;
+        // An engine that reports an error about the options (this lab's does, as
+        // `info string error: ...`) is not played with settings other than those asked for.
+        let refused = engine.ready()?;
+        if let Some(line) = refused {
+            return Err(format!("the engine refused the options: {line}"));
+        }
         Ok(engine)
     }
 
@@ -234,11 +239,24 @@ impl EngineProcess {
             .map_err(|_| format!("engine exited{}", self.exit_status()))
     }
 
-    fn ready(&mut self) -> Result<(), String> {
+    /// Sends `isready` and waits for `readyok`; returns the first `info string` line that
+    /// reports an error meanwhile.
+    fn ready(&mut self) -> Result<Option<String>, String> {
         self.send("isready")?;
         let deadline = Instant::now() + HANDSHAKE;
-        while self.next_line(deadline, "readyok")? != "readyok" {}
-        Ok(())
+        let mut error = None;
+        loop {
+            let line = self.next_line(deadline, "readyok")?;
+            if line == "readyok" {
+                return Ok(error);
+            }
+            if error.is_none()
+                && line.starts_with("info string")
+                && line.to_ascii_lowercase().contains("error")
+            {
+                error = Some(line.chars().take(200).collect());
+            }
+        }
     }
 
     /// The next line, or why none came before `deadline` while waiting for `what`.
@@ -318,7 +336,9 @@ impl UciAgent {
             if engine.has_option("seed") {
                 engine.send(&format!("setoption name Seed value {}", self.seed))?;
             }
-            engine.ready()?;
+            if let Some(line) = engine.ready()? {
+                return Err(format!("the engine refused the game's settings: {line}"));
+            }
             self.new_game = false;
         }
         let moves = game.record();

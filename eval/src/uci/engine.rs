@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use burn::prelude::Device;
 use morris_env::minimax::{EvalWeights, forced_result_plies};
-use morris_env::{Action, Color, Game, Minimax, MinimaxConfig, Rules};
+use morris_env::{Action, Agent, Color, Game, Minimax, MinimaxConfig, Rules};
 use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Limits, MctsConfig};
@@ -139,7 +139,11 @@ impl EngineOptions {
                 }
                 self.rules = value.to_string();
             }
-            "seed" => self.seed = spin(0, u64::MAX)?,
+            "seed" => {
+                self.seed = spin(0, u64::MAX)?;
+                // Only minimax draws on it (the network search plays without noise).
+                return Ok(self.kind == EngineKind::Minimax);
+            }
             "move overhead" => {
                 self.move_overhead_ms = spin(0, 5000)?;
                 return Ok(false);
@@ -317,8 +321,13 @@ impl Engine {
             _ if busy => self.out.error("an infinite search is running; send stop first (command ignored)"),
             Command::NewGame => {
                 self.game = Game::new(self.options.rules());
-                // A new game starts from fresh tables and a fresh tree, seeded as set.
-                *self.lock_searcher() = None;
+                // A new game starts from a fresh tree (the network stays loaded), or from fresh
+                // minimax tables with the tie-break seeded as set.
+                let mut slot = self.lock_searcher();
+                match slot.as_mut() {
+                    Some(Searcher::Az(agent)) => agent.reset(),
+                    _ => *slot = None,
+                }
             }
             Command::SetOption { name, value } => match self.options.set(&name, value.as_deref()) {
                 Ok(rebuild) => {
