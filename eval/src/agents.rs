@@ -3,7 +3,6 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
@@ -14,6 +13,7 @@ use morris_train::model::PolicyValueNet;
 use morris_train::store::load_model;
 use thiserror::Error;
 
+use crate::duration::parse_duration;
 use crate::uci::UciSpec;
 
 /// The forms an agent spec may take, for error messages and `--help`.
@@ -104,21 +104,6 @@ pub struct SpecError {
     /// Whether the spec itself is malformed (then the valid forms are listed), rather than
     /// naming something that cannot be used (a missing or corrupt model).
     pub syntax: bool,
-}
-
-/// Parses a duration such as `100ms`, `2s`, `1.5s` or `250us`.
-fn parse_duration(text: &str) -> Option<Duration> {
-    let (num, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = text.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        return None;
-    };
-    let v: f64 = num.parse().ok()?;
-    (v.is_finite() && v > 0.0 && v * scale < 86_400.0).then(|| Duration::from_secs_f64(v * scale))
 }
 
 impl AgentSpec {

@@ -17,6 +17,7 @@
 
 pub mod agents;
 pub mod arena;
+pub mod duration;
 pub mod elo;
 pub mod error;
 pub mod judge;

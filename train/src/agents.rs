@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use morris_env::{Action, Agent, Game};
 
 use crate::error::Result;
-
 use crate::evaluator::{Evaluator, RolloutEvaluator};
 use crate::mcts::{Limits, Mcts, MctsConfig, ParallelSearch, Selection, Tree};
 use crate::model::PolicyValueNet;
@@ -90,11 +89,6 @@ impl<E: Evaluator> MctsAgent<E> {
     pub fn with_parallel(mut self, evaluators: Vec<E>, batch: usize) -> Result<MctsAgent<E>> {
         self.parallel = Some(ParallelSearch::new(self.mcts.config.clone(), evaluators, batch)?);
         Ok(self)
-    }
-
-    /// The search settings.
-    pub fn config(&self) -> &MctsConfig {
-        &self.mcts.config
     }
 
     /// The tree of the last search, if any.

@@ -34,14 +34,14 @@ use crate::types::{BitBoard, Point};
 
 /// Score of a won position at the root; a win `k` plies away scores `WIN - k`.
 pub const WIN: i32 = 1_000_000;
+/// Scores beyond this magnitude are wins or losses.
+const WIN_BOUND: i32 = WIN - 10_000;
 
 /// For a score that announces a forced result, the plies to it (positive: the player to move
 /// wins); `None` for a heuristic score.
 pub fn forced_result_plies(score: i32) -> Option<i32> {
     (score.abs() > WIN_BOUND).then(|| if score > 0 { WIN - score } else { -(WIN + score) })
 }
-/// Scores beyond this magnitude are wins or losses.
-const WIN_BOUND: i32 = WIN - 10_000;
 const INF: i32 = WIN + 1;
 /// Deepest iteration when only a time or node limit is given.
 const MAX_DEPTH: u32 = 64;

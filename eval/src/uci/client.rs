@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use morris_env::{Action, Agent, Game, Rules};
 
+use crate::duration::parse_duration;
+
 /// How long an engine may take to answer `uci` and `isready` (loading a network included).
 const HANDSHAKE: Duration = Duration::from_secs(20);
 /// Longest line read from an engine; longer lines are cut (a broken engine cannot exhaust memory).
@@ -51,16 +53,6 @@ impl fmt::Debug for UciSpec {
     }
 }
 
-/// Parses a duration such as `100ms`, `2s` or `1.5s`.
-fn duration(text: &str) -> Option<Duration> {
-    let (num, scale) = match text.strip_suffix("ms") {
-        Some(n) => (n, 1e-3),
-        None => (text.strip_suffix('s')?, 1.0),
-    };
-    let v: f64 = num.parse().ok()?;
-    (v.is_finite() && v > 0.0 && v * scale <= 3600.0).then(|| Duration::from_secs_f64(v * scale))
-}
-
 impl UciSpec {
     /// Parses the options of `uci:OPTIONS`: `cmd=PATH` (required), `arg=A` (repeatable, in
     /// order), one of `movetime=T`, `depth=N`, `nodes=N` (default `movetime=100ms`),
@@ -86,7 +78,7 @@ impl UciSpec {
                 "cmd" => return Err("give cmd=PATH once".into()),
                 "arg" => argv.push(v.to_string()),
                 "movetime" => {
-                    let t = duration(v)
+                    let t = parse_duration(v)
                         .ok_or_else(|| format!("movetime '{v}' is not a duration such as 20ms"))?;
                     set_limit(&mut limit, UciLimit::MoveTime(t))?;
                 }
@@ -106,7 +98,8 @@ impl UciSpec {
                 }
                 "timeout" if timeout.is_none() => {
                     timeout = Some(
-                        duration(v).ok_or_else(|| format!("timeout '{v}' is not a duration such as 5s"))?,
+                        parse_duration(v)
+                            .ok_or_else(|| format!("timeout '{v}' is not a duration such as 5s"))?,
                     );
                 }
                 "timeout" => return Err("'timeout' is given twice".into()),

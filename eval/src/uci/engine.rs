@@ -359,8 +359,8 @@ impl Engine {
     }
 
     /// Builds the searcher if there is none (loading the model); reports a failure.
-    fn ensure_searcher(&mut self) -> bool {
-        let mut slot = self.searcher.lock().unwrap_or_else(PoisonError::into_inner);
+    fn ensure_searcher(&self) -> bool {
+        let mut slot = self.lock_searcher();
         if slot.is_some() {
             return true;
         }

@@ -326,6 +326,11 @@ fn expand_node(nodes: &mut Vec<Node>, leaf: u32, mask: &ActionMask, priors: &[f3
 /// and takes the path's actions back on the game.
 fn backup(t: &mut Tree, value: f32) {
     backup_path(&mut t.nodes, &t.path, value);
+    take_back_path(t);
+}
+
+/// Takes the actions of the selected path back on the tree's game (back to the root).
+fn take_back_path(t: &mut Tree) {
     for _ in 1..t.path.len() {
         t.game.undo();
     }

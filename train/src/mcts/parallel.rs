@@ -22,11 +22,11 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use morris_env::{ActionMask, NUM_ACTIONS};
+use morris_env::ActionMask;
 
 use super::limits::Limits;
 use super::node::{Node, NodeState};
-use super::{Mcts, MctsConfig, Reached, Tree, backup, backup_path, expand_node, select};
+use super::{Mcts, MctsConfig, Reached, Tree, backup, backup_path, expand_node, select, take_back_path};
 use crate::error::{Result, TrainError};
 use crate::evaluator::{EvalBatch, Evaluator, Leaf};
 
@@ -75,9 +75,9 @@ pub struct ParallelSearch<E> {
 }
 
 impl<E: Evaluator> ParallelSearch<E> {
-    /// A search with one worker per evaluator, each evaluating up to `batch` leaves per call,
-    /// on a pool of as many threads. Evaluators without a pool of their own work best (see the
-    /// type's docs).
+    /// A search with one worker per evaluator, each evaluating up to `batch` leaves per call
+    /// (one worker runs on the caller's thread, more on 1-thread pools of their own; see the
+    /// type's docs). Evaluators without a pool of their own work best.
     ///
     /// # Errors
     /// [`TrainError::Internal`] if `evaluators` is empty or the threads cannot be started.
@@ -97,16 +97,6 @@ impl<E: Evaluator> ParallelSearch<E> {
             .collect::<Result<Vec<_>>>()?;
         let workers = evaluators.iter().map(|_| Worker::default()).collect();
         Ok(ParallelSearch { root: Mcts::new(config), evaluators, workers, batch: batch.max(1), pools })
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &MctsConfig {
-        &self.root.config
-    }
-
-    /// Number of workers (threads).
-    pub fn threads(&self) -> usize {
-        self.evaluators.len()
     }
 
     /// Searches `tree` within `limits`; returns the simulations completed. Continues an earlier
@@ -148,19 +138,13 @@ impl<E: Evaluator> ParallelSearch<E> {
                             worker.masks.push(mask);
                             worker.paths.extend_from_slice(&t.path);
                             worker.ends.push(worker.paths.len());
-                            for _ in 1..t.path.len() {
-                                t.game.undo();
-                            }
+                            take_back_path(t);
                         }
                         Some(Reached::Terminal(v)) => {
                             backup(t, v);
                             done.fetch_add(1, Ordering::Relaxed);
                         }
-                        None => {
-                            for _ in 1..t.path.len() {
-                                t.game.undo();
-                            }
-                        }
+                        None => take_back_path(t),
                     }
                 }
             }
@@ -174,8 +158,7 @@ impl<E: Evaluator> ParallelSearch<E> {
                     let leaf = path[path.len() - 1];
                     let value = worker.out.values[j];
                     if t.nodes[leaf as usize].state == NodeState::Unexpanded {
-                        let row = &worker.out.priors[j * NUM_ACTIONS..(j + 1) * NUM_ACTIONS];
-                        expand_node(&mut t.nodes, leaf, &worker.masks[j], row, value);
+                        expand_node(&mut t.nodes, leaf, &worker.masks[j], worker.out.prior_row(j), value);
                     }
                     backup_path(&mut t.nodes, path, value);
                 }
