@@ -63,6 +63,8 @@ pub use error::{ActionError, PositionError};
 pub use features::{NUM_PLANES, OBS_LEN, OBS_VERSION};
 pub use game::Game;
 pub use minimax::{Minimax, MinimaxConfig, SearchResult};
+/// The `ndarray` crate this one's array views ([`VecEnv::observations_view`]) come from.
+pub use ndarray;
 pub use notation::{Move, NotationError};
 pub use outcome::{DrawReason, Outcome, WinReason};
 pub use perft::{perft, perft_divide};

@@ -7,17 +7,18 @@
 use std::fmt;
 use std::sync::Arc;
 
+use ndarray::{ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{Action, ActionMask, NUM_ACTIONS};
 use crate::error::ActionError;
-use crate::features::{OBS_LEN, encode};
+use crate::features::{NUM_PLANES, OBS_LEN, encode};
 use crate::game::Game;
 use crate::outcome::{Outcome, WinReason};
 use crate::rng::Rng;
 use crate::rules::Rules;
-use crate::types::Color;
+use crate::types::{Color, NUM_POINTS};
 
 /// What happens to a game that has ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -63,6 +64,11 @@ pub struct VecEnvConfig {
     pub opening_plies: u32,
     /// What an illegal action does.
     pub illegal_action: IllegalActionMode,
+    /// Also keep the masks expanded to `[N, 600]` booleans, written in the same parallel pass as
+    /// the observations ([`VecEnv::masks_view`]); for callers that hand the masks on as a dense
+    /// array (the Python package). Off by default: the packed masks are enough in Rust.
+    #[serde(default)]
+    pub expand_masks: bool,
 }
 
 impl VecEnvConfig {
@@ -76,6 +82,7 @@ impl VecEnvConfig {
             auto_reset: AutoReset::NextStep,
             opening_plies: 0,
             illegal_action: IllegalActionMode::Error,
+            expand_masks: false,
         }
     }
 }
@@ -145,6 +152,8 @@ struct Row<'a> {
     obs: &'a mut [f32],
     final_obs: &'a mut [f32],
     mask: &'a mut ActionMask,
+    /// The expanded mask (`[600]`), or one unused entry when masks are not expanded.
+    mask_row: &'a mut [bool],
     player: &'a mut u8,
     reward: &'a mut [f32; 2],
     terminated: &'a mut bool,
@@ -178,6 +187,8 @@ pub struct VecEnv {
     observations: Vec<f32>,
     final_observations: Vec<f32>,
     masks: Vec<ActionMask>,
+    /// `[N, 600]` when `config.expand_masks`, else `[N]` unused entries (so rows still zip).
+    mask_rows: Vec<bool>,
     current_player: Vec<u8>,
     rewards: Vec<[f32; 2]>,
     terminated: Vec<bool>,
@@ -208,6 +219,7 @@ impl VecEnv {
             observations: vec![0.0; n * OBS_LEN],
             final_observations: vec![0.0; n * OBS_LEN],
             masks: vec![ActionMask::EMPTY; n],
+            mask_rows: vec![false; n * mask_row_len(&config)],
             current_player: vec![0; n],
             rewards: vec![[0.0; 2]; n],
             terminated: vec![false; n],
@@ -241,14 +253,14 @@ impl VecEnv {
     pub fn reset(&mut self, seed: u64) {
         self.config.seed = seed;
         let config = self.config.clone();
-        self.for_each_env(|i, slot, row| {
+        self.for_each_env(|i, slot, mut row| {
             slot.rng = Rng::seed_from_u64(seed.wrapping_add(i as u64));
             new_game(&config, slot);
             slot.final_outcome = Outcome::Ongoing;
             *row.reward = [0.0; 2];
             *row.terminated = false;
             *row.truncated = false;
-            write_state(&config, slot, row.obs, row.mask, row.player);
+            write_state(&config, slot, &mut row);
             StepInfo::default()
         });
     }
@@ -272,11 +284,13 @@ impl VecEnv {
         F: Fn(usize, &mut Slot, Row<'_>) -> StepInfo + Sync + Send,
     {
         let pool = self.pool.clone();
+        let row_len = mask_row_len(&self.config);
         let rows = par_rows(
             &mut self.slots,
             &mut self.observations,
             &mut self.final_observations,
             &mut self.masks,
+            (&mut self.mask_rows, row_len),
             &mut self.current_player,
             &mut self.rewards,
             &mut self.terminated,
@@ -308,6 +322,30 @@ impl VecEnv {
     /// Legal-action masks, `[N]` packed.
     pub fn masks(&self) -> &[ActionMask] {
         &self.masks
+    }
+
+    /// [`VecEnv::observations`] as an array view of shape `[N, C, 24]` (planes, then points).
+    pub fn observations_view(&self) -> ArrayView3<'_, f32> {
+        obs_view(&self.observations)
+    }
+
+    /// [`VecEnv::final_observations`] as an array view of shape `[N, C, 24]`.
+    pub fn final_observations_view(&self) -> ArrayView3<'_, f32> {
+        obs_view(&self.final_observations)
+    }
+
+    /// The masks expanded to booleans, `[N, 600]`, written by every step and reset when
+    /// [`VecEnvConfig::expand_masks`] is set; `None` otherwise (use [`VecEnv::masks_bool`]).
+    pub fn masks_view(&self) -> Option<ArrayView2<'_, bool>> {
+        if !self.config.expand_masks {
+            return None;
+        }
+        ArrayView2::from_shape((self.slots.len(), NUM_ACTIONS), &self.mask_rows).ok()
+    }
+
+    /// [`VecEnv::rewards`] as an array view of shape `[N, 2]` (White, Black).
+    pub fn rewards_view(&self) -> ArrayView2<'_, f32> {
+        ArrayView2::from(self.rewards.as_slice())
     }
 
     /// Expands the masks into `out`, `[N, 600]` of 0/1 bytes.
@@ -399,6 +437,13 @@ impl VecEnv {
     }
 }
 
+/// An `[N * C * 24]` observation buffer as `[N, C, 24]`.
+fn obs_view(flat: &[f32]) -> ArrayView3<'_, f32> {
+    let n = flat.len() / OBS_LEN;
+    ArrayView3::from_shape((n, NUM_PLANES, NUM_POINTS), flat)
+        .expect("observation buffers hold N rows of C * 24")
+}
+
 /// Zips the per-env state with its rows of every buffer, in parallel chunks.
 #[allow(clippy::too_many_arguments)]
 fn par_rows<'a>(
@@ -406,6 +451,7 @@ fn par_rows<'a>(
     obs: &'a mut [f32],
     final_obs: &'a mut [f32],
     masks: &'a mut [ActionMask],
+    (mask_rows, row_len): (&'a mut [bool], usize),
     players: &'a mut [u8],
     rewards: &'a mut [[f32; 2]],
     terminated: &'a mut [bool],
@@ -416,6 +462,7 @@ fn par_rows<'a>(
         obs.par_chunks_mut(OBS_LEN),
         final_obs.par_chunks_mut(OBS_LEN),
         masks.par_iter_mut(),
+        mask_rows.par_chunks_mut(row_len),
         players.par_iter_mut(),
         rewards.par_iter_mut(),
         terminated.par_iter_mut(),
@@ -424,9 +471,14 @@ fn par_rows<'a>(
         .into_par_iter()
         .with_min_len(32)
         .enumerate()
-        .map(|(i, (slot, obs, final_obs, mask, player, reward, terminated, truncated))| {
-            (i, slot, Row { obs, final_obs, mask, player, reward, terminated, truncated })
+        .map(|(i, (slot, obs, final_obs, mask, mask_row, player, reward, terminated, truncated))| {
+            (i, slot, Row { obs, final_obs, mask, mask_row, player, reward, terminated, truncated })
         })
+}
+
+/// Entries per env of the expanded-mask buffer: 600, or 1 (unused) when masks are not expanded.
+fn mask_row_len(config: &VecEnvConfig) -> usize {
+    if config.expand_masks { NUM_ACTIONS } else { 1 }
 }
 
 /// Starts a new game in `slot`, with the configured random opening. If the opening happens to
@@ -439,16 +491,20 @@ fn new_game(config: &VecEnvConfig, slot: &mut Slot) {
 }
 
 /// Writes the observation, mask and player of the slot's current state.
-fn write_state(config: &VecEnvConfig, slot: &Slot, obs: &mut [f32], mask: &mut ActionMask, player: &mut u8) {
+fn write_state(config: &VecEnvConfig, slot: &Slot, row: &mut Row<'_>) {
     let game = &slot.game;
-    encode(game.position(), &config.rules, game.repetitions(), obs);
+    encode(game.position(), &config.rules, game.repetitions(), row.obs);
     // A game lost by an illegal action is over although its position is not.
-    *mask = if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
-    *player = game.current_player() as u8;
+    *row.mask =
+        if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
+    if config.expand_masks {
+        row.mask.write_bool(row.mask_row);
+    }
+    *row.player = game.current_player() as u8;
 }
 
 /// One env's step; returns the counts it contributes.
-fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>) -> StepInfo {
+fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, mut row: Row<'_>) -> StepInfo {
     *row.reward = [0.0; 2];
     slot.error = None;
     if slot.done {
@@ -458,7 +514,7 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
         new_game(config, slot);
         *row.terminated = false;
         *row.truncated = false;
-        write_state(config, slot, row.obs, row.mask, row.player);
+        write_state(config, slot, &mut row);
         return StepInfo::default();
     }
     // The flags describe this step only: a game running now has not ended (yet).
@@ -479,7 +535,7 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
     };
     let outcome = slot.outcome;
     if !outcome.is_terminal() {
-        write_state(config, slot, row.obs, row.mask, row.player);
+        write_state(config, slot, &mut row);
         return StepInfo::default();
     }
     slot.final_outcome = outcome;
@@ -490,10 +546,10 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, row: Row<'_>
         let game = &slot.game;
         encode(game.position(), &config.rules, game.repetitions(), row.final_obs);
         new_game(config, slot);
-        write_state(config, slot, row.obs, row.mask, row.player);
+        write_state(config, slot, &mut row);
     } else {
         slot.done = true;
-        write_state(config, slot, row.obs, row.mask, row.player);
+        write_state(config, slot, &mut row);
     }
     StepInfo { num_errors: 0, num_finished: 1 }
 }

@@ -3,8 +3,9 @@
 
 use std::collections::VecDeque;
 
-use morris_env::features::{OBS_LEN, encode};
-use morris_env::{NUM_ACTIONS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
+use morris_env::features::{NUM_PLANES, OBS_LEN, encode};
+use morris_env::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
+use morris_env::{NUM_ACTIONS, NUM_POINTS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
 
 use crate::sample::Sample;
 
@@ -40,6 +41,115 @@ impl TrainBatch {
     pub fn is_empty(&self) -> bool {
         self.policy_weight.is_empty()
     }
+
+    /// Every sample of `samples`, in order, under the symmetries `augment` asks for (all 16 of
+    /// one sample are consecutive rows with [`Augment::All`]), as a batch to train on elsewhere.
+    pub fn from_samples(samples: &[Sample], rules: &Rules, augment: Augment) -> TrainBatch {
+        let per_sample = if augment == Augment::All { NUM_SYMMETRIES } else { 1 };
+        let rows = samples.len() * per_sample;
+        let mut out = TrainBatch {
+            obs: vec![0.0; rows * OBS_LEN],
+            legal: vec![false; rows * NUM_ACTIONS],
+            policy: vec![0.0; rows * NUM_ACTIONS],
+            wdl: vec![0.0; rows * 3],
+            policy_weight: Vec::with_capacity(rows),
+        };
+        let mut rng = Rng::seed_from_u64(match augment {
+            Augment::Random { seed } => seed,
+            _ => 0,
+        });
+        let mut i = 0;
+        for s in samples {
+            for k in 0..per_sample {
+                let sym = match augment {
+                    Augment::None => Symmetry::IDENTITY,
+                    Augment::All => Symmetry::try_index(k).unwrap_or(Symmetry::IDENTITY),
+                    Augment::Random { .. } => Symmetry::try_index(rng.below(NUM_SYMMETRIES as u32) as usize)
+                        .unwrap_or(Symmetry::IDENTITY),
+                };
+                let weight = write_sample(
+                    s,
+                    sym,
+                    rules,
+                    &mut out.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
+                    &mut out.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+                    &mut out.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+                    &mut out.wdl[i * 3..i * 3 + 3],
+                );
+                out.policy_weight.push(weight);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// The observations as `[B, C, 24]`.
+    pub fn obs_view(&self) -> ArrayView3<'_, f32> {
+        ArrayView3::from_shape((self.len(), NUM_PLANES, NUM_POINTS), &self.obs)
+            .expect("obs holds B rows of C * 24")
+    }
+
+    /// The legal-action masks as `[B, 600]`.
+    pub fn legal_view(&self) -> ArrayView2<'_, bool> {
+        ArrayView2::from_shape((self.len(), NUM_ACTIONS), &self.legal).expect("legal holds B rows of 600")
+    }
+
+    /// The policy targets as `[B, 600]`.
+    pub fn policy_view(&self) -> ArrayView2<'_, f32> {
+        ArrayView2::from_shape((self.len(), NUM_ACTIONS), &self.policy).expect("policy holds B rows of 600")
+    }
+
+    /// The win/draw/loss targets as `[B, 3]`.
+    pub fn wdl_view(&self) -> ArrayView2<'_, f32> {
+        ArrayView2::from_shape((self.len(), 3), &self.wdl).expect("wdl holds B rows of 3")
+    }
+
+    /// The policy weights as `[B]`.
+    pub fn policy_weight_view(&self) -> ArrayView1<'_, f32> {
+        ArrayView1::from(&self.policy_weight)
+    }
+
+    /// The batch as owned arrays of the shapes of the views, without copying the buffers.
+    pub fn into_arrays(self) -> TrainArrays {
+        let b = self.len();
+        let shaped = "buffers hold B rows";
+        TrainArrays {
+            obs: Array3::from_shape_vec((b, NUM_PLANES, NUM_POINTS), self.obs).expect(shaped),
+            legal: Array2::from_shape_vec((b, NUM_ACTIONS), self.legal).expect(shaped),
+            policy: Array2::from_shape_vec((b, NUM_ACTIONS), self.policy).expect(shaped),
+            wdl: Array2::from_shape_vec((b, 3), self.wdl).expect(shaped),
+            policy_weight: Array1::from_vec(self.policy_weight),
+        }
+    }
+}
+
+/// Which board symmetries [`TrainBatch::from_samples`] applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Augment {
+    /// Each sample once, as it was played.
+    None,
+    /// Each sample 16 times, once under every symmetry (in [`Symmetry::all`] order).
+    All,
+    /// Each sample once, under a symmetry drawn from a generator seeded with `seed`.
+    Random {
+        /// Seed of the draws.
+        seed: u64,
+    },
+}
+
+/// A [`TrainBatch`] as owned `ndarray` arrays.
+#[derive(Clone, Debug)]
+pub struct TrainArrays {
+    /// `[B, C, 24]` observations.
+    pub obs: Array3<f32>,
+    /// `[B, 600]` legal-action masks.
+    pub legal: Array2<bool>,
+    /// `[B, 600]` policy targets (all 0 where the policy weight is 0).
+    pub policy: Array2<f32>,
+    /// `[B, 3]` one-hot win/draw/loss targets for the player to move.
+    pub wdl: Array2<f32>,
+    /// `[B]` policy weights: 1 after a full search, 0 after a cheap one.
+    pub policy_weight: Array1<f32>,
 }
 
 /// The replay window.
@@ -189,6 +299,40 @@ mod tests {
     use super::*;
 
     use crate::store::shard::tests::random_game_samples as game_samples;
+
+    #[test]
+    fn batches_from_samples_keep_order_and_cover_every_symmetry() {
+        let s = game_samples(3);
+        let rules = Rules::standard();
+        let plain = TrainBatch::from_samples(&s, &rules, Augment::None);
+        assert_eq!(plain.len(), s.len());
+        let all = TrainBatch::from_samples(&s, &rules, Augment::All);
+        assert_eq!(all.len(), 16 * s.len());
+        // Row 16 i of the augmented batch is sample i under the identity, as in the plain one.
+        for i in 0..s.len() {
+            assert_eq!(
+                all.obs_view().index_axis(morris_env::ndarray::Axis(0), 16 * i),
+                plain.obs_view().index_axis(morris_env::ndarray::Axis(0), i)
+            );
+            assert_eq!(all.policy_view().row(16 * i), plain.policy_view().row(i));
+        }
+        for (i, sample) in s.iter().enumerate() {
+            let legal = sample.position.legal_actions(&rules);
+            let row: Vec<bool> = plain.legal_view().row(i).to_vec();
+            assert_eq!(row.iter().filter(|&&x| x).count() as u32, legal.count());
+            let wdl = plain.wdl_view().row(i).to_vec();
+            assert_eq!(wdl.iter().sum::<f32>(), 1.0);
+            assert_eq!(wdl[0] - wdl[2], sample.outcome as f32);
+            assert_eq!(plain.policy_weight_view()[i], if sample.full_search { 1.0 } else { 0.0 });
+        }
+        let random = TrainBatch::from_samples(&s, &rules, Augment::Random { seed: 5 });
+        assert_eq!(random.obs, TrainBatch::from_samples(&s, &rules, Augment::Random { seed: 5 }).obs);
+        assert_ne!(random.obs, plain.obs);
+        let arrays = all.clone().into_arrays();
+        assert_eq!(arrays.obs.shape(), &[16 * s.len(), 15, 24]);
+        assert_eq!(arrays.obs.as_slice(), Some(&all.obs[..]));
+        assert_eq!(arrays.wdl.shape(), &[16 * s.len(), 3]);
+    }
 
     #[test]
     fn the_window_keeps_the_newest_positions() {

@@ -154,6 +154,17 @@ fn assert_env_row(env: &VecEnv, i: usize, e: &Expected, step: usize) {
         assert_eq!(&env.final_observations()[row], &f[..], "env {i}, step {step}: final observation");
     }
     assert_eq!(env.masks()[i], e.mask, "env {i}, step {step}: mask");
+    if let Some(dense) = env.masks_view() {
+        let expanded: Vec<bool> = (0..NUM_ACTIONS).map(|a| e.mask.has(Action(a as u16))).collect();
+        assert_eq!(dense.row(i).to_vec(), expanded, "env {i}, step {step}: expanded mask");
+    }
+    assert_eq!(env.observations_view().shape(), &[env.num_envs(), 15, 24]);
+    assert_eq!(
+        env.observations_view().index_axis(ndarray::Axis(0), i).iter().copied().collect::<Vec<f32>>(),
+        e.obs,
+        "env {i}, step {step}: observation view"
+    );
+    assert_eq!(env.rewards_view().row(i).to_vec(), e.reward.to_vec(), "env {i}, step {step}: rewards view");
     assert_eq!(env.current_player()[i], e.player, "env {i}, step {step}: current player");
     assert_eq!(env.rewards()[i], e.reward, "env {i}, step {step}: rewards");
     assert_eq!(env.terminated()[i], e.terminated, "env {i}, step {step}: terminated");
@@ -173,6 +184,8 @@ fn vec_config(n: usize, rules: Rules, seed: u64, mode: AutoReset, opening_plies:
         auto_reset: mode,
         opening_plies,
         illegal_action: IllegalActionMode::Error,
+        // Half the cases also keep the dense masks, checked against the packed ones.
+        expand_masks: seed % 2 == 1,
     }
 }
 
