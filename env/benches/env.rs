@@ -159,21 +159,35 @@ fn bench_encoding_and_movegen(c: &mut Criterion) {
     g.finish();
 }
 
-/// (b) `VecEnv` with 4096 envs: one step writes observations and masks of every env. Actions are
-/// drawn (uniformly among legal ones) outside the timed region, so only the env is measured.
+/// (b) `VecEnv` with 4096 envs: one step writes observations and masks of every env (packed, and
+/// also expanded to `[N, 600]` booleans as for Python). Actions are drawn (uniformly among legal
+/// ones) outside the timed region, so only the env is measured.
 fn bench_vec_env(c: &mut Criterion) {
     const N: usize = 4096;
     let mut g = c.benchmark_group("vec_env_step");
     g.throughput(Throughput::Elements(N as u64));
-    for threads in [1, 2] {
-        let pool =
-            Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool"));
+    // Plain: the step runs on a pool of that many threads while the caller waits (the Rust
+    // API's default). `shared_dense_masks`: `with_threads`, the caller stepping one share, with
+    // the dense `[N, 600]` masks, as the Python package runs it.
+    for (threads, python) in [(1, false), (2, false), (1, true), (2, true)] {
         let mut config = VecEnvConfig::new(N, Rules::standard());
         config.auto_reset = AutoReset::SameStep;
-        let mut env = VecEnv::new(config).expect("env").with_thread_pool(pool);
+        config.expand_masks = python;
+        let env = VecEnv::new(config).expect("env");
+        let mut env = if python {
+            env.with_threads(threads).expect("threads")
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+            env.with_thread_pool(Arc::new(pool))
+        };
+        let name = if python {
+            format!("n4096_threads{threads}_shared_dense_masks")
+        } else {
+            format!("n4096_threads{threads}")
+        };
         let mut rng = Rng::seed_from_u64(3);
         let mut actions = vec![Action(0); N];
-        g.bench_function(format!("n4096_threads{threads}"), |b| {
+        g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {

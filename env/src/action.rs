@@ -205,10 +205,10 @@ impl ActionMask {
     /// If `out.len() != 600`.
     pub fn write_bool(&self, out: &mut [bool]) {
         assert_eq!(out.len(), NUM_ACTIONS, "mask row must have {NUM_ACTIONS} entries");
-        for (chunk, &w) in out.chunks_mut(64).zip(self.0.iter()) {
-            for (i, o) in chunk.iter_mut().enumerate() {
-                *o = (w >> i) & 1 != 0;
-            }
+        // A fill and a store per legal action (about 20 of 600).
+        out.fill(false);
+        for a in self.iter() {
+            out[a.index()] = true;
         }
     }
 }

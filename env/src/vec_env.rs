@@ -92,6 +92,10 @@ impl VecEnvConfig {
 pub enum VecEnvError {
     /// `num_envs` was zero.
     NoEnvs,
+    /// [`VecEnv::with_threads`] was asked for 0 threads.
+    NoThreads,
+    /// The threads of [`VecEnv::with_threads`] could not be started.
+    Threads(String),
     /// The action slice does not have one action per env.
     WrongActionCount {
         /// `N`.
@@ -112,6 +116,8 @@ impl fmt::Display for VecEnvError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             VecEnvError::NoEnvs => write!(f, "a VecEnv needs at least one env (num_envs = 0)"),
+            VecEnvError::NoThreads => write!(f, "a VecEnv needs at least one thread (threads = 0)"),
+            VecEnvError::Threads(e) => write!(f, "cannot start the VecEnv's threads: {e}"),
             VecEnvError::WrongActionCount { expected, got } => {
                 write!(f, "step needs one action per env: expected {expected}, got {got}")
             }
@@ -194,6 +200,9 @@ pub struct VecEnv {
     terminated: Vec<bool>,
     truncated: Vec<bool>,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The caller steps one share of the envs itself, the pool's threads the others
+    /// ([`VecEnv::with_threads`]).
+    caller_shares: bool,
 }
 
 impl VecEnv {
@@ -225,6 +234,7 @@ impl VecEnv {
             terminated: vec![false; n],
             truncated: vec![false; n],
             pool: None,
+            caller_shares: false,
             config,
         };
         let seed = env.config.seed;
@@ -236,6 +246,35 @@ impl VecEnv {
     pub fn with_thread_pool(mut self, pool: Arc<rayon::ThreadPool>) -> VecEnv {
         self.pool = Some(pool);
         self
+    }
+
+    /// Steps on `threads` threads in all, the calling thread being one of them: the envs are
+    /// split into `threads` contiguous shares, the caller steps the first and a private pool of
+    /// `threads - 1` threads the others (with 1, everything runs inline). The results do not
+    /// depend on the thread count.
+    ///
+    /// Compared with [`VecEnv::with_thread_pool`], the caller does not wait idle while sleeping
+    /// pool threads wake up: when the caller does other work between steps (Python drawing the
+    /// next actions with NumPy), that wake-up made a 4096-env step on 2 threads 2-3× slower.
+    ///
+    /// # Errors
+    /// If `threads` is 0 or the pool's threads cannot be started.
+    pub fn with_threads(mut self, threads: usize) -> Result<VecEnv, VecEnvError> {
+        if threads == 0 {
+            return Err(VecEnvError::NoThreads);
+        }
+        self.pool = if threads == 1 {
+            None
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads - 1)
+                .thread_name(|i| format!("morris-vec-env-{i}"))
+                .build()
+                .map_err(|e| VecEnvError::Threads(e.to_string()))?;
+            Some(Arc::new(pool))
+        };
+        self.caller_shares = true;
+        Ok(self)
     }
 
     /// The configuration.
@@ -285,26 +324,36 @@ impl VecEnv {
     {
         let pool = self.pool.clone();
         let row_len = mask_row_len(&self.config);
-        let rows = par_rows(
-            &mut self.slots,
-            &mut self.observations,
-            &mut self.final_observations,
-            &mut self.masks,
-            (&mut self.mask_rows, row_len),
-            &mut self.current_player,
-            &mut self.rewards,
-            &mut self.terminated,
-            &mut self.truncated,
-        );
-        let work = move || {
-            rows.map(|(i, slot, row)| f(i, slot, row)).reduce(StepInfo::default, |a, b| StepInfo {
-                num_errors: a.num_errors + b.num_errors,
-                num_finished: a.num_finished + b.num_finished,
-            })
+        let buffers = Buffers {
+            slots: &mut self.slots,
+            obs: &mut self.observations,
+            final_obs: &mut self.final_observations,
+            masks: &mut self.masks,
+            mask_rows: &mut self.mask_rows,
+            row_len,
+            players: &mut self.current_player,
+            rewards: &mut self.rewards,
+            terminated: &mut self.terminated,
+            truncated: &mut self.truncated,
         };
+        let add = |a: StepInfo, b: StepInfo| StepInfo {
+            num_errors: a.num_errors + b.num_errors,
+            num_finished: a.num_finished + b.num_finished,
+        };
+        if self.caller_shares {
+            return step_in_shares(pool.as_deref(), buffers, &f, add);
+        }
         match pool {
-            Some(p) => p.install(work),
-            None => work(),
+            // One thread: step inline on the caller. Handing the work to the pool's thread and
+            // waiting for it costs a wake-up each step (measured from Python, where the pool's
+            // thread falls asleep while NumPy draws the next actions).
+            Some(p) if p.current_num_threads() == 1 => {
+                buffers.rows().map(|(i, slot, row)| f(i, slot, row)).fold(StepInfo::default(), add)
+            }
+            Some(p) => p.install(move || {
+                buffers.par_rows().map(|(i, slot, row)| f(i, slot, row)).reduce(StepInfo::default, add)
+            }),
+            None => buffers.par_rows().map(|(i, slot, row)| f(i, slot, row)).reduce(StepInfo::default, add),
         }
     }
 
@@ -444,36 +493,151 @@ fn obs_view(flat: &[f32]) -> ArrayView3<'_, f32> {
         .expect("observation buffers hold N rows of C * 24")
 }
 
-/// Zips the per-env state with its rows of every buffer, in parallel chunks.
-#[allow(clippy::too_many_arguments)]
-fn par_rows<'a>(
+/// Every per-env buffer, borrowed for one pass over the envs.
+struct Buffers<'a> {
     slots: &'a mut [Slot],
     obs: &'a mut [f32],
     final_obs: &'a mut [f32],
     masks: &'a mut [ActionMask],
-    (mask_rows, row_len): (&'a mut [bool], usize),
+    mask_rows: &'a mut [bool],
+    /// Entries per env of `mask_rows` ([`mask_row_len`]).
+    row_len: usize,
     players: &'a mut [u8],
     rewards: &'a mut [[f32; 2]],
     terminated: &'a mut [bool],
     truncated: &'a mut [bool],
-) -> impl IndexedParallelIterator<Item = (usize, &'a mut Slot, Row<'a>)> {
-    (
-        slots.par_iter_mut(),
-        obs.par_chunks_mut(OBS_LEN),
-        final_obs.par_chunks_mut(OBS_LEN),
-        masks.par_iter_mut(),
-        mask_rows.par_chunks_mut(row_len),
-        players.par_iter_mut(),
-        rewards.par_iter_mut(),
-        terminated.par_iter_mut(),
-        truncated.par_iter_mut(),
-    )
-        .into_par_iter()
-        .with_min_len(32)
-        .enumerate()
-        .map(|(i, (slot, obs, final_obs, mask, mask_row, player, reward, terminated, truncated))| {
-            (i, slot, Row { obs, final_obs, mask, mask_row, player, reward, terminated, truncated })
+}
+
+impl<'a> Buffers<'a> {
+    /// Zips the per-env state with its rows of every buffer, in parallel chunks.
+    fn par_rows(self) -> impl IndexedParallelIterator<Item = (usize, &'a mut Slot, Row<'a>)> {
+        (
+            self.slots.par_iter_mut(),
+            self.obs.par_chunks_mut(OBS_LEN),
+            self.final_obs.par_chunks_mut(OBS_LEN),
+            self.masks.par_iter_mut(),
+            self.mask_rows.par_chunks_mut(self.row_len),
+            self.players.par_iter_mut(),
+            self.rewards.par_iter_mut(),
+            self.terminated.par_iter_mut(),
+            self.truncated.par_iter_mut(),
+        )
+            .into_par_iter()
+            .with_min_len(32)
+            .enumerate()
+            .map(
+                |(i, (slot, obs, final_obs, mask, mask_row, player, reward, terminated, truncated))| {
+                    (i, slot, Row { obs, final_obs, mask, mask_row, player, reward, terminated, truncated })
+                },
+            )
+    }
+
+    /// The first `mid` envs and the rest.
+    fn split_at(self, mid: usize) -> (Buffers<'a>, Buffers<'a>) {
+        let (slots_a, slots_b) = self.slots.split_at_mut(mid);
+        let (obs_a, obs_b) = self.obs.split_at_mut(mid * OBS_LEN);
+        let (final_a, final_b) = self.final_obs.split_at_mut(mid * OBS_LEN);
+        let (masks_a, masks_b) = self.masks.split_at_mut(mid);
+        let (rows_a, rows_b) = self.mask_rows.split_at_mut(mid * self.row_len);
+        let (players_a, players_b) = self.players.split_at_mut(mid);
+        let (rewards_a, rewards_b) = self.rewards.split_at_mut(mid);
+        let (term_a, term_b) = self.terminated.split_at_mut(mid);
+        let (trunc_a, trunc_b) = self.truncated.split_at_mut(mid);
+        let row_len = self.row_len;
+        (
+            Buffers {
+                slots: slots_a,
+                obs: obs_a,
+                final_obs: final_a,
+                masks: masks_a,
+                mask_rows: rows_a,
+                row_len,
+                players: players_a,
+                rewards: rewards_a,
+                terminated: term_a,
+                truncated: trunc_a,
+            },
+            Buffers {
+                slots: slots_b,
+                obs: obs_b,
+                final_obs: final_b,
+                masks: masks_b,
+                mask_rows: rows_b,
+                row_len,
+                players: players_b,
+                rewards: rewards_b,
+                terminated: term_b,
+                truncated: trunc_b,
+            },
+        )
+    }
+
+    /// The same rows, in order on the calling thread.
+    fn rows(self) -> impl Iterator<Item = (usize, &'a mut Slot, Row<'a>)> {
+        let mut obs = self.obs.chunks_mut(OBS_LEN);
+        let mut final_obs = self.final_obs.chunks_mut(OBS_LEN);
+        let mut masks = self.masks.iter_mut();
+        let mut mask_rows = self.mask_rows.chunks_mut(self.row_len);
+        let mut players = self.players.iter_mut();
+        let mut rewards = self.rewards.iter_mut();
+        let mut terminated = self.terminated.iter_mut();
+        let mut truncated = self.truncated.iter_mut();
+        self.slots.iter_mut().enumerate().map_while(move |(i, slot)| {
+            let row = Row {
+                obs: obs.next()?,
+                final_obs: final_obs.next()?,
+                mask: masks.next()?,
+                mask_row: mask_rows.next()?,
+                player: players.next()?,
+                reward: rewards.next()?,
+                terminated: terminated.next()?,
+                truncated: truncated.next()?,
+            };
+            Some((i, slot, row))
         })
+    }
+}
+
+/// [`VecEnv::with_threads`]: one contiguous share of the envs per thread, the first stepped by
+/// the caller, the others spawned into `pool`; env indices stay global.
+fn step_in_shares<F>(
+    pool: Option<&rayon::ThreadPool>,
+    buffers: Buffers<'_>,
+    f: &F,
+    add: impl Fn(StepInfo, StepInfo) -> StepInfo + Sync,
+) -> StepInfo
+where
+    F: Fn(usize, &mut Slot, Row<'_>) -> StepInfo + Sync + Send,
+{
+    let n = buffers.slots.len();
+    let run = |offset: usize, part: Buffers<'_>| {
+        part.rows().map(|(i, slot, row)| f(offset + i, slot, row)).fold(StepInfo::default(), &add)
+    };
+    let Some(pool) = pool else { return run(0, buffers) };
+    let shares = pool.current_num_threads() + 1;
+    let per_share = n.div_ceil(shares);
+    let (mine, mut rest) = buffers.split_at(per_share.min(n));
+    let totals = std::sync::Mutex::new(StepInfo::default());
+    let own = pool.in_place_scope(|scope| {
+        let mut offset = per_share.min(n);
+        while !rest.slots.is_empty() {
+            let take = per_share.min(rest.slots.len());
+            let (part, tail) = rest.split_at(take);
+            rest = tail;
+            let (totals, run) = (&totals, &run);
+            scope.spawn(move |_| {
+                let info = run(offset, part);
+                let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+                *t = StepInfo {
+                    num_errors: t.num_errors + info.num_errors,
+                    num_finished: t.num_finished + info.num_finished,
+                };
+            });
+            offset += take;
+        }
+        run(0, mine)
+    });
+    add(own, totals.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Entries per env of the expanded-mask buffer: 600, or 1 (unused) when masks are not expanded.
@@ -495,11 +659,11 @@ fn write_state(config: &VecEnvConfig, slot: &Slot, row: &mut Row<'_>) {
     let game = &slot.game;
     encode(game.position(), &config.rules, game.repetitions(), row.obs);
     // A game lost by an illegal action is over although its position is not.
-    *row.mask =
-        if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
+    let mask = if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
     if config.expand_masks {
-        row.mask.write_bool(row.mask_row);
+        mask.write_bool(row.mask_row);
     }
+    *row.mask = mask;
     *row.player = game.current_player() as u8;
 }
 

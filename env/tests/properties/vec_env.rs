@@ -262,10 +262,13 @@ fn check_threads_agree(n: usize, rules: Rules, seed: u64, opening_plies: u32, mo
     let config = vec_config(n, rules, seed, mode, opening_plies);
     let mut one = VecEnv::new(config.clone()).unwrap().with_thread_pool(pool(1));
     let mut two = VecEnv::new(config.clone()).unwrap().with_thread_pool(pool(2));
-    let mut four = VecEnv::new(config).unwrap().with_thread_pool(pool(4));
+    let mut four = VecEnv::new(config.clone()).unwrap().with_thread_pool(pool(4));
+    // The caller stepping one share itself (as the Python package runs it), with 2 and 3 shares.
+    let mut shared2 = VecEnv::new(config.clone()).unwrap().with_threads(2).unwrap();
+    let mut shared3 = VecEnv::new(config).unwrap().with_threads(3).unwrap();
     let mut rng = Rng::seed_from_u64(seed ^ 0xabcd);
     for step in 0..steps {
-        for other in [&two, &four] {
+        for other in [&two, &four, &shared2, &shared3] {
             assert_eq!(one.observations(), other.observations(), "step {step}");
             assert_eq!(one.final_observations(), other.final_observations(), "step {step}");
             assert_eq!(one.masks(), other.masks(), "step {step}");
@@ -290,6 +293,8 @@ fn check_threads_agree(n: usize, rules: Rules, seed: u64, opening_plies: u32, mo
         let c = four.step(&actions).unwrap();
         assert_eq!(a, b);
         assert_eq!(a, c);
+        assert_eq!(a, shared2.step(&actions).unwrap());
+        assert_eq!(a, shared3.step(&actions).unwrap());
     }
 }
 

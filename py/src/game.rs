@@ -1,0 +1,477 @@
+//! `morris.Game`, `morris.Outcome` and the 16 board symmetries applied to NumPy observations,
+//! masks and policies.
+
+use morris_env::features::encode;
+use morris_env::{
+    Action, ActionError, Color, DrawReason, Game, Move, NUM_ACTIONS, NUM_PLANES, NUM_POINTS, NUM_SYMMETRIES,
+    NotationError as RulesNotationError, OBS_LEN, Outcome, Phase, Point, Symmetry, WinReason,
+};
+use numpy::{PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use crate::{IllegalActionError, NotationError, rules_from, rules_to_dict};
+
+/// An action index from Python as an [`Action`]; anything outside `0..600` (negative or huge)
+/// becomes an out-of-range action, so that it is rejected rather than wrapped.
+pub(crate) fn action_from(i: i64) -> Action {
+    match u16::try_from(i) {
+        Ok(a) if (a as usize) < NUM_ACTIONS => Action(a),
+        _ => Action(u16::MAX),
+    }
+}
+
+/// The message of an out-of-range action index.
+pub(crate) fn out_of_range(i: i64) -> PyErr {
+    IllegalActionError::new_err(format!("action {i} is out of range (actions are 0..{NUM_ACTIONS})"))
+}
+
+/// A notation error as `IllegalActionError` (a well-formed move that is illegal here) or
+/// `NotationError` (text that is not a move).
+pub(crate) fn notation_error(e: RulesNotationError) -> PyErr {
+    fn illegal(e: &RulesNotationError) -> bool {
+        match e {
+            RulesNotationError::Illegal { .. }
+            | RulesNotationError::ExpectedRemoval(_)
+            | RulesNotationError::UnexpectedRemoval(_) => true,
+            RulesNotationError::AtPly { error, .. } => illegal(error),
+            _ => false,
+        }
+    }
+    if illegal(&e) {
+        IllegalActionError::new_err(e.to_string())
+    } else {
+        NotationError::new_err(e.to_string())
+    }
+}
+
+fn symmetry_from(index: usize) -> PyResult<Symmetry> {
+    Symmetry::try_index(index).ok_or_else(|| {
+        PyValueError::new_err(format!("symmetry {index} does not exist (symmetries are 0..{NUM_SYMMETRIES})"))
+    })
+}
+
+/// How a game ended, or that it goes on.
+///
+/// `kind` is `"ongoing"`, `"win"` or `"draw"`; `winner` is 0 (White) or 1 (Black) for a win;
+/// `reason` is `"too_few_pieces"`, `"blocked"` or `"illegal_action"` for a win and
+/// `"threefold_repetition"`, `"n_move_rule"` or `"turn_cap"` for a draw.
+#[pyclass(name = "Outcome", module = "morris", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub struct PyOutcome {
+    outcome: Outcome,
+}
+
+impl PyOutcome {
+    pub(crate) fn new(outcome: Outcome) -> PyOutcome {
+        PyOutcome { outcome }
+    }
+}
+
+#[pymethods]
+impl PyOutcome {
+    /// `"ongoing"`, `"win"` or `"draw"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.outcome {
+            Outcome::Ongoing => "ongoing",
+            Outcome::Win { .. } => "win",
+            Outcome::Draw(_) => "draw",
+        }
+    }
+
+    /// The winner (0 White, 1 Black), or None.
+    #[getter]
+    fn winner(&self) -> Option<u8> {
+        self.outcome.winner().map(|c| c as u8)
+    }
+
+    /// Why the game ended, or None while it goes on.
+    #[getter]
+    fn reason(&self) -> Option<&'static str> {
+        match self.outcome {
+            Outcome::Ongoing => None,
+            Outcome::Win { reason, .. } => Some(match reason {
+                WinReason::TooFewPieces => "too_few_pieces",
+                WinReason::Blocked => "blocked",
+                WinReason::IllegalAction => "illegal_action",
+            }),
+            Outcome::Draw(reason) => Some(match reason {
+                DrawReason::ThreefoldRepetition => "threefold_repetition",
+                DrawReason::NMoveRule => "n_move_rule",
+                DrawReason::TurnCap => "turn_cap",
+            }),
+        }
+    }
+
+    /// Whether the game is over.
+    #[getter]
+    fn is_terminal(&self) -> bool {
+        self.outcome.is_terminal()
+    }
+
+    /// Whether the game was cut off by the turn cap (a time limit) rather than decided by play.
+    #[getter]
+    fn is_truncation(&self) -> bool {
+        self.outcome.is_truncation()
+    }
+
+    /// The final rewards `(white, black)`: +1 win, −1 loss, 0 draw or ongoing.
+    #[getter]
+    fn rewards(&self) -> (f32, f32) {
+        (self.outcome.reward(Color::White), self.outcome.reward(Color::Black))
+    }
+
+    fn __str__(&self) -> String {
+        self.outcome.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        match (self.winner(), self.reason()) {
+            (Some(w), Some(r)) => format!("Outcome(kind='win', winner={w}, reason='{r}')"),
+            (None, Some(r)) => format!("Outcome(kind='draw', reason='{r}')"),
+            _ => "Outcome(kind='ongoing')".to_string(),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.outcome.hash(&mut h);
+        h.finish()
+    }
+}
+
+/// One game of Nine Men's Morris: the position, the rules and the history (for threefold
+/// repetition and undo).
+///
+/// `Game(rules=None, moves=None)`: `rules` is a preset name (`"standard"`, `"openspiel"`), a
+/// dict of rule options or None (standard); `moves` is a move list in notation
+/// (`"d6 a1 d5 a4 d7 xa1"`) or a sequence of action indices, played from the start.
+///
+/// Actions are OpenSpiel's 600 indices: 0..24 place on or remove from a point, 24 + 24 * from +
+/// to slide or fly. Players are 0 (White, who moves first) and 1 (Black).
+#[pyclass(name = "Game", module = "morris", from_py_object)]
+#[derive(Clone)]
+pub struct PyGame {
+    pub(crate) game: Game,
+}
+
+#[pymethods]
+impl PyGame {
+    #[new]
+    #[pyo3(signature = (rules = None, moves = None))]
+    fn new(rules: Option<&Bound<'_, PyAny>>, moves: Option<&Bound<'_, PyAny>>) -> PyResult<PyGame> {
+        let rules = rules_from(rules)?;
+        let mut game = Game::new(rules);
+        if let Some(moves) = moves.filter(|m| !m.is_none()) {
+            if let Ok(text) = moves.cast::<PyString>() {
+                game = Game::from_notation(rules, &text.to_cow()?).map_err(notation_error)?;
+            } else {
+                let actions: Vec<i64> = moves.extract().map_err(|_| {
+                    PyTypeError::new_err("moves must be a string in notation or a sequence of ints")
+                })?;
+                for (ply, &a) in actions.iter().enumerate() {
+                    game.apply(action_from(a)).map_err(|e| {
+                        IllegalActionError::new_err(format!("move {} (ply {ply}): {e}", ply + 1))
+                    })?;
+                }
+            }
+        }
+        Ok(PyGame { game })
+    }
+
+    /// The rule options in force, as a dict.
+    #[getter]
+    fn rules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        rules_to_dict(py, self.game.rules())
+    }
+
+    /// The player to move: 0 (White) or 1 (Black). After a mill the same player moves again, to remove.
+    #[getter]
+    fn current_player(&self) -> u8 {
+        self.game.current_player() as u8
+    }
+
+    /// How the game stands: an `Outcome`.
+    #[getter]
+    fn outcome(&self) -> PyOutcome {
+        PyOutcome::new(self.game.outcome())
+    }
+
+    /// Whether the game is over.
+    #[getter]
+    fn is_terminal(&self) -> bool {
+        self.game.outcome().is_terminal()
+    }
+
+    /// The final rewards `(white, black)`, 0 while the game goes on.
+    #[getter]
+    fn rewards(&self) -> (f32, f32) {
+        let o = self.game.outcome();
+        (o.reward(Color::White), o.reward(Color::Black))
+    }
+
+    /// The legal actions, ascending, as an int64 array (empty once the game is over).
+    fn legal_actions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let actions: Vec<i64> = self.game.legal_actions().iter().map(|a| a.0 as i64).collect();
+        PyArray1::from_vec(py, actions)
+    }
+
+    /// The legal-action mask, a bool array of shape `[600]`.
+    fn legal_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
+        let mut row = vec![false; NUM_ACTIONS];
+        self.game.legal_actions().write_bool(&mut row);
+        PyArray1::from_vec(py, row)
+    }
+
+    /// Plays an action index. Raises `IllegalActionError` (a `ValueError`), with the reason and
+    /// the move in notation, if it is not legal; the game is then unchanged.
+    fn apply(&mut self, action: i64) -> PyResult<()> {
+        let a = action_from(action);
+        if !a.is_in_range() {
+            return Err(out_of_range(action));
+        }
+        self.game.apply(a).map_err(|e| illegal(&self.game, a, e))
+    }
+
+    /// Plays a move in notation (`"d6"`, `"a1-a4"`, `"xg7"`) and returns its action index.
+    /// Raises `NotationError` for text that is not a move and `IllegalActionError` for an illegal
+    /// one; the game is then unchanged.
+    fn play(&mut self, notation: &str) -> PyResult<i64> {
+        self.game.play_notation(notation).map(|a| a.0 as i64).map_err(notation_error)
+    }
+
+    /// Takes back the last action and returns it, or None at the start.
+    fn undo(&mut self) -> Option<i64> {
+        self.game.undo().map(|a| a.0 as i64)
+    }
+
+    /// Starts again from the empty board (same rules).
+    fn reset(&mut self) {
+        self.game.reset();
+    }
+
+    /// The observation from the mover's point of view: float32 `[15, 24]` (planes × points), the
+    /// layout of docs/environment.md (version `morris.OBSERVATION_VERSION`).
+    fn observation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let mut obs = vec![0.0f32; OBS_LEN];
+        encode(self.game.position(), self.game.rules(), self.game.repetitions(), &mut obs);
+        PyArray1::from_vec(py, obs).reshape([NUM_PLANES, NUM_POINTS])
+    }
+
+    /// The action index in notation for the current position (`"d6"`, `"a1-a4"`, `"xg7"`).
+    fn action_to_notation(&self, action: i64) -> PyResult<String> {
+        let a = action_from(action);
+        Move::from_action(a, self.game.position().is_removal_pending())
+            .map(|m| m.to_string())
+            .ok_or_else(|| out_of_range(action))
+    }
+
+    /// The action index of a move in notation, if it is legal now (the game is not changed).
+    fn notation_to_action(&self, notation: &str) -> PyResult<i64> {
+        self.game
+            .position()
+            .parse_action(notation, self.game.rules())
+            .map(|a| a.0 as i64)
+            .map_err(notation_error)
+    }
+
+    /// The actions played so far, as a list of indices.
+    #[getter]
+    fn actions(&self) -> Vec<i64> {
+        self.game.actions().iter().map(|a| a.0 as i64).collect()
+    }
+
+    /// The moves played so far, in notation, separated by spaces (what `Game(moves=...)` reads).
+    fn record(&self) -> String {
+        self.game.record()
+    }
+
+    /// Plies played.
+    #[getter]
+    fn num_plies(&self) -> usize {
+        self.game.actions().len()
+    }
+
+    /// Pieces in hand, `(white, black)`.
+    #[getter]
+    fn pieces_in_hand(&self) -> (u8, u8) {
+        let p = self.game.position();
+        (p.in_hand(Color::White), p.in_hand(Color::Black))
+    }
+
+    /// Pieces on the board, `(white, black)`.
+    #[getter]
+    fn pieces_on_board(&self) -> (u32, u32) {
+        let p = self.game.position();
+        (p.pieces(Color::White).count(), p.pieces(Color::Black).count())
+    }
+
+    /// The points holding each player's pieces, `(white, black)`, as lists of names (`"a1"`…).
+    #[getter]
+    fn board(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let p = self.game.position();
+        let names = |c| p.pieces(c).iter().map(Point::name).collect();
+        (names(Color::White), names(Color::Black))
+    }
+
+    /// Whether the player to move must remove an opposing piece (after closing a mill).
+    #[getter]
+    fn removal_pending(&self) -> bool {
+        self.game.position().is_removal_pending()
+    }
+
+    /// The mover's phase: `"placing"`, `"moving"` or `"flying"`.
+    #[getter]
+    fn phase(&self) -> &'static str {
+        let p = self.game.position();
+        match p.phase(p.current_player(), self.game.rules()) {
+            Phase::Placing => "placing",
+            Phase::Moving => "moving",
+            Phase::Flying => "flying",
+        }
+    }
+
+    /// How many times the current position has occurred in this game, counting now.
+    #[getter]
+    fn repetitions(&self) -> u32 {
+        self.game.repetitions()
+    }
+
+    /// An independent copy.
+    fn copy(&self) -> PyGame {
+        self.clone()
+    }
+
+    fn __copy__(&self) -> PyGame {
+        self.clone()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyGame {
+        self.clone()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyGame>().is_ok_and(|o| {
+            let o = o.borrow();
+            o.game.rules() == self.game.rules() && o.game.actions() == self.game.actions()
+        })
+    }
+
+    /// The board as text, with pieces in hand and the side to move.
+    fn __str__(&self) -> String {
+        self.game.position().to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Game(moves='{}')", self.game.record())
+    }
+}
+
+/// The error of an illegal action, naming the move in notation.
+fn illegal(game: &Game, a: Action, e: ActionError) -> PyErr {
+    let shown = Move::from_action(a, game.position().is_removal_pending()).map(|m| m.to_string());
+    match shown {
+        Some(m) => IllegalActionError::new_err(format!("'{m}' is illegal: {e}")),
+        None => IllegalActionError::new_err(e.to_string()),
+    }
+}
+
+/// Maps every row of `array` (its trailing axes, of shape `row`) through `map_row`, returning a
+/// new array of the same shape and dtype.
+fn map_rows<'py, T: numpy::Element + Copy + Default>(
+    py: Python<'py>,
+    array: PyReadonlyArrayDyn<'py, T>,
+    row: &[usize],
+    what: &str,
+    mut map_row: impl FnMut(&[T], &mut [T]),
+) -> PyResult<Bound<'py, PyArrayDyn<T>>> {
+    let shape = array.shape().to_vec();
+    if shape.len() < row.len() || shape[shape.len() - row.len()..] != *row {
+        return Err(PyValueError::new_err(format!("{what} must have shape [..., {row:?}], got {shape:?}")));
+    }
+    let len: usize = row.iter().product();
+    let flat: Vec<T> = array.as_array().iter().copied().collect();
+    let mut out = vec![T::default(); flat.len()];
+    for (src, dst) in flat.chunks_exact(len).zip(out.chunks_exact_mut(len)) {
+        map_row(src, dst);
+    }
+    PyArray1::from_vec(py, out).reshape(shape)
+}
+
+/// Applies symmetry `symmetry` (0..16) to observations of shape `[..., 15, 24]` (float32):
+/// returns the observation of the transformed position.
+#[pyfunction]
+fn transform_observation<'py>(
+    py: Python<'py>,
+    observation: PyReadonlyArrayDyn<'py, f32>,
+    symmetry: usize,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let sym = symmetry_from(symmetry)?;
+    map_rows(py, observation, &[NUM_PLANES, NUM_POINTS], "observation", |src, dst| sym.observation(src, dst))
+}
+
+/// Applies symmetry `symmetry` to policies of shape `[..., 600]` (float32): the probability of
+/// action `a` moves to the transformed action.
+#[pyfunction]
+fn transform_policy<'py>(
+    py: Python<'py>,
+    policy: PyReadonlyArrayDyn<'py, f32>,
+    symmetry: usize,
+) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
+    let sym = symmetry_from(symmetry)?;
+    map_rows(py, policy, &[NUM_ACTIONS], "policy", |src, dst| sym.policy(src, dst))
+}
+
+/// Applies symmetry `symmetry` to legal-action masks of shape `[..., 600]` (bool).
+#[pyfunction]
+fn transform_mask<'py>(
+    py: Python<'py>,
+    mask: PyReadonlyArrayDyn<'py, bool>,
+    symmetry: usize,
+) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
+    let sym = symmetry_from(symmetry)?;
+    map_rows(py, mask, &[NUM_ACTIONS], "mask", |src, dst| {
+        for (a, &legal) in src.iter().enumerate() {
+            dst[sym.action(Action(a as u16)).index()] = legal;
+        }
+    })
+}
+
+/// The action that `action` becomes under symmetry `symmetry`.
+#[pyfunction]
+fn transform_action(action: i64, symmetry: usize) -> PyResult<i64> {
+    let sym = symmetry_from(symmetry)?;
+    let a = action_from(action);
+    if !a.is_in_range() {
+        return Err(out_of_range(action));
+    }
+    Ok(sym.action(a).0 as i64)
+}
+
+/// The symmetry that undoes `symmetry`.
+#[pyfunction]
+fn inverse_symmetry(symmetry: usize) -> PyResult<usize> {
+    Ok(symmetry_from(symmetry)?.inverse().index())
+}
+
+/// The names of the 24 points, in index order (`a7`, `d7`, `g7`, …, as docs/rules.md numbers them).
+#[pyfunction]
+fn point_names(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let names: Vec<&str> = (0..NUM_POINTS).filter_map(Point::try_index).map(Point::name).collect();
+    PyList::new(py, names)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGame>()?;
+    m.add_class::<PyOutcome>()?;
+    m.add_function(wrap_pyfunction!(transform_observation, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_mask, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_action, m)?)?;
+    m.add_function(wrap_pyfunction!(inverse_symmetry, m)?)?;
+    m.add_function(wrap_pyfunction!(point_names, m)?)?;
+    Ok(())
+}

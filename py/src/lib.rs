@@ -1,0 +1,154 @@
+//! The native half of the `morris` Python package: games, the vectorized env, agents, matches,
+//! game shards and models, with NumPy arrays made from the Rust crates' buffers.
+//!
+//! The Python half (`python/morris/`) adds the Gymnasium-style `VecEnv` wrapper, the PettingZoo
+//! and Gymnasium environments and the NumPy forward pass; this module holds everything that
+//! touches the rules or a file.
+
+use std::path::Path;
+
+use morris_env::Rules;
+use morris_train::TrainError;
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString};
+
+mod agents;
+mod data;
+mod game;
+mod vec_env;
+
+pyo3::create_exception!(
+    morris,
+    IllegalActionError,
+    PyValueError,
+    "An action or move that is not legal in the position (or not an action at all). Nothing was changed."
+);
+pyo3::create_exception!(
+    morris,
+    NotationError,
+    PyValueError,
+    "A move in notation that cannot be read (not `d6`, `a1-a4` or `xg7`, or an unknown point)."
+);
+pyo3::create_exception!(
+    morris,
+    SpecError,
+    PyValueError,
+    "An agent spec that is malformed or names something unusable (a missing or corrupt model)."
+);
+pyo3::create_exception!(
+    morris,
+    FileFormatError,
+    PyValueError,
+    "A file that exists but is corrupt, truncated, fails its checksum or has another format version."
+);
+
+/// Rules from a Python value: `None` (the standard rules), a preset name (`"standard"`,
+/// `"openspiel"`) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
+pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
+    let Some(value) = value else { return Ok(Rules::standard()) };
+    if value.is_none() {
+        return Ok(Rules::standard());
+    }
+    if let Ok(name) = value.cast::<PyString>() {
+        let name = name.to_cow()?;
+        let name: &str = &name;
+        return Rules::preset(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown rules preset '{name}' (presets: {}; or pass a dict of rule options)",
+                Rules::PRESETS.join(", ")
+            ))
+        });
+    }
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err("rules must be None, a preset name or a dict of rule options"));
+    };
+    let mut rules = Rules::standard();
+    for (key, v) in dict.iter() {
+        let key: String = key.extract().map_err(|_| PyTypeError::new_err("rule option names are strings"))?;
+        let optional_count = |v: &Bound<'_, PyAny>| -> PyResult<Option<u32>> {
+            if v.is_none() {
+                return Ok(None);
+            }
+            if v.is_instance_of::<PyBool>() {
+                return Err(PyTypeError::new_err(format!("rule option '{key}' takes a count or None")));
+            }
+            v.extract::<u32>().map(Some).map_err(|_| {
+                PyValueError::new_err(format!("rule option '{key}' takes a count (0 or more) or None"))
+            })
+        };
+        let flag = |v: &Bound<'_, PyAny>| -> PyResult<bool> {
+            v.cast::<PyBool>()
+                .map(|b| b.is_true())
+                .map_err(|_| PyTypeError::new_err(format!("rule option '{key}' takes True or False")))
+        };
+        match key.as_str() {
+            "flying" => rules.flying = flag(&v)?,
+            "threefold_repetition" => rules.threefold_repetition = flag(&v)?,
+            "n_move_rule" => rules.n_move_rule = optional_count(&v)?,
+            "turn_cap" => rules.turn_cap = optional_count(&v)?,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown rule option '{key}' (options: flying, n_move_rule, threefold_repetition, turn_cap)"
+                )));
+            }
+        }
+    }
+    Ok(rules)
+}
+
+/// Rules as the dict [`rules_from`] reads.
+pub(crate) fn rules_to_dict<'py>(py: Python<'py>, rules: &Rules) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flying", rules.flying)?;
+    d.set_item("n_move_rule", rules.n_move_rule)?;
+    d.set_item("threefold_repetition", rules.threefold_repetition)?;
+    d.set_item("turn_cap", rules.turn_cap)?;
+    Ok(d)
+}
+
+/// A training-side error as the Python exception of its kind: a missing file is
+/// `FileNotFoundError`, other I/O errors `OSError`, a corrupt or incompatible file
+/// `FileFormatError`, anything else `ValueError`; the message names the file.
+pub(crate) fn train_error(e: TrainError) -> PyErr {
+    let message = e.to_string();
+    match &e {
+        TrainError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            PyFileNotFoundError::new_err(message)
+        }
+        TrainError::NotFound { .. } => PyFileNotFoundError::new_err(message),
+        TrainError::Io { .. } => PyOSError::new_err(message),
+        TrainError::Corrupt { .. } | TrainError::Incompatible { .. } => FileFormatError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// A path argument that must exist, as `FileNotFoundError` naming it otherwise.
+pub(crate) fn existing(path: &Path, what: &str) -> PyResult<()> {
+    if path.exists() {
+        Ok(())
+    } else {
+        Err(PyFileNotFoundError::new_err(format!("{what} {} does not exist", path.display())))
+    }
+}
+
+/// The native module `morris._morris`.
+#[pymodule]
+fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("IllegalActionError", py.get_type::<IllegalActionError>())?;
+    m.add("NotationError", py.get_type::<NotationError>())?;
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("FileFormatError", py.get_type::<FileFormatError>())?;
+    m.add("NUM_ACTIONS", morris_env::NUM_ACTIONS)?;
+    m.add("NUM_POINTS", morris_env::NUM_POINTS)?;
+    m.add("NUM_PLANES", morris_env::NUM_PLANES)?;
+    m.add("NUM_SYMMETRIES", morris_env::NUM_SYMMETRIES)?;
+    m.add("OBSERVATION_VERSION", morris_env::OBS_VERSION)?;
+    m.add("RULES_PRESETS", Rules::PRESETS.to_vec())?;
+    game::register(m)?;
+    vec_env::register(m)?;
+    agents::register(m)?;
+    data::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,165 @@
+"""morris.Game: rules, actions, notation, observations, symmetries and errors."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import morris
+
+
+def test_start_position():
+    g = morris.Game()
+    assert g.current_player == 0
+    assert g.phase == "placing"
+    assert g.pieces_in_hand == (9, 9)
+    assert g.pieces_on_board == (0, 0)
+    legal = g.legal_actions()
+    assert legal.dtype == np.int64
+    assert list(legal) == list(range(24))
+    mask = g.legal_mask()
+    assert mask.dtype == np.bool_ and mask.shape == (600,)
+    assert np.flatnonzero(mask).tolist() == list(range(24))
+    assert g.outcome.kind == "ongoing" and not g.is_terminal
+    assert g.rewards == (0.0, 0.0)
+    assert morris.NUM_ACTIONS == 600 and morris.NUM_SYMMETRIES == 16
+
+
+def test_mill_and_removal_in_notation():
+    g = morris.Game(moves="d6 a1 d5 a4 d7")
+    assert g.removal_pending
+    assert g.current_player == 0  # White closed d7-d6-d5 and removes
+    a = g.notation_to_action("xa1")
+    assert g.action_to_notation(a) == "xa1" and g.num_plies == 5  # read, not played
+    assert g.play("xa1") == a
+    assert g.pieces_on_board == (3, 1)
+    assert g.record() == "d6 a1 d5 a4 d7 xa1"
+    assert morris.Game(moves=g.actions).record() == g.record()
+
+
+def test_illegal_action_raises_value_error_and_changes_nothing():
+    g = morris.Game(moves="d6")
+    before = (g.actions, g.observation().copy(), g.current_player)
+    with pytest.raises(morris.IllegalActionError) as e:
+        g.play("d6")  # occupied
+    assert isinstance(e.value, ValueError)
+    assert "d6" in str(e.value)
+    occupied = g.notation_to_action("a1")
+    g.apply(occupied)
+    with pytest.raises(morris.IllegalActionError, match="a1"):
+        g.apply(occupied)
+    g.undo()
+    with pytest.raises(morris.IllegalActionError, match="out of range"):
+        g.apply(600)
+    with pytest.raises(morris.IllegalActionError, match="out of range"):
+        g.apply(-1)
+    with pytest.raises(morris.IllegalActionError):
+        g.play("a1-a4")  # no sliding while pieces are in hand
+    assert (g.actions, g.current_player) == before[::2]
+    np.testing.assert_array_equal(g.observation(), before[1])
+
+
+def test_bad_notation_and_rules():
+    g = morris.Game()
+    with pytest.raises(morris.NotationError):
+        g.play("z9")
+    with pytest.raises(morris.NotationError):
+        g.play("")
+    with pytest.raises(ValueError, match="unknown rules preset 'chess'"):
+        morris.Game("chess")
+    with pytest.raises(ValueError, match="unknown rule option 'flyng'"):
+        morris.Game({"flyng": False})
+    with pytest.raises(TypeError):
+        morris.Game({"flying": 3})
+    with pytest.raises(TypeError):
+        morris.Game(moves=3.5)
+    with pytest.raises(morris.IllegalActionError, match="ply 1"):
+        morris.Game(moves=[0, 0])
+
+
+def test_custom_rules_and_presets():
+    g = morris.Game({"turn_cap": 1})
+    assert g.rules["turn_cap"] == 1 and g.rules["flying"] is True
+    g.apply(0)
+    assert g.is_terminal and g.outcome.kind == "draw" and g.outcome.reason == "turn_cap"
+    assert g.outcome.is_truncation
+    assert morris.Game("openspiel").rules == {
+        "flying": True,
+        "n_move_rule": None,
+        "threefold_repetition": False,
+        "turn_cap": 200,
+    }
+
+
+def test_observation_layout():
+    g = morris.Game(moves="d6 a1")
+    obs = g.observation()
+    assert obs.shape == (15, 24) and obs.dtype == np.float32
+    # Planes 0-2 (own, opponent, empty) partition the points; hands are constant planes.
+    np.testing.assert_array_equal(obs[0] + obs[1] + obs[2], np.ones(24))
+    assert obs[0].sum() == 1 and obs[1].sum() == 1
+    np.testing.assert_allclose(obs[3], 8 / 9)
+    assert obs.min() >= 0 and obs.max() <= 1
+
+
+def test_copy_is_independent_and_str_shows_the_board():
+    g = morris.Game(moves="d6")
+    for h in (g.copy(), copy.copy(g), copy.deepcopy(g)):
+        h.play("a1")
+        assert g.num_plies == 1 and h.num_plies == 2
+        assert h != g
+    assert g == morris.Game(moves="d6")
+    text = str(g)
+    assert "a" in text and "7" in text
+    assert repr(g) == "Game(moves='d6')"
+
+
+def test_undo_restores_everything():
+    g = morris.Game()
+    rng = np.random.default_rng(1)
+    states = []
+    while not g.is_terminal and g.num_plies < 80:
+        states.append((g.observation(), g.legal_mask()))
+        legal = g.legal_actions()
+        g.apply(int(legal[rng.integers(len(legal))]))
+    for obs, mask in reversed(states):
+        assert g.undo() is not None
+        np.testing.assert_array_equal(g.observation(), obs)
+        np.testing.assert_array_equal(g.legal_mask(), mask)
+    assert g.undo() is None
+
+
+def test_symmetries_map_observation_mask_and_policy_together():
+    rng = np.random.default_rng(2)
+    g = morris.Game()
+    for _ in range(30):
+        legal = g.legal_actions()
+        g.apply(int(legal[rng.integers(len(legal))]))
+    obs, mask = g.observation(), g.legal_mask()
+    policy = np.where(mask, rng.random(600), 0).astype(np.float32)
+    policy /= policy.sum()
+    names = morris.point_names()
+    assert len(names) == 24
+    for s in range(morris.NUM_SYMMETRIES):
+        t_obs = morris.transform_observation(obs, s)
+        t_mask = morris.transform_mask(mask, s)
+        t_policy = morris.transform_policy(policy, s)
+        # The transformed position has the transformed legal actions.
+        legal_t = {morris.transform_action(int(a), s) for a in np.flatnonzero(mask)}
+        assert set(np.flatnonzero(t_mask).tolist()) == legal_t
+        for a in np.flatnonzero(mask):
+            assert t_policy[morris.transform_action(int(a), s)] == policy[a]
+        assert t_obs.shape == (15, 24)
+        assert t_obs[0].sum() == obs[0].sum()
+        inv = morris.inverse_symmetry(s)
+        np.testing.assert_array_equal(morris.transform_observation(t_obs, inv), obs)
+        np.testing.assert_array_equal(morris.transform_mask(t_mask, inv), mask)
+    # Batched arrays keep their shape.
+    batch = np.stack([obs, obs])
+    assert morris.transform_observation(batch, 3).shape == (2, 15, 24)
+    with pytest.raises(ValueError, match="symmetry 16"):
+        morris.transform_observation(obs, 16)
+    with pytest.raises(ValueError, match="shape"):
+        morris.transform_mask(np.zeros(599, dtype=bool), 0)
+    with pytest.raises(TypeError):
+        morris.transform_observation(obs.astype(np.float64), 0)
