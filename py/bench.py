@@ -5,7 +5,8 @@ in NumPy from the returned masks), a single Game, and the PettingZoo AEC loop.
 
 "env steps/s" counts one action in one game. For VecEnv two figures are printed: the step alone
 (actions drawn beforehand, as the Rust benchmark `cargo bench -p morris-env -- vec_env_step`
-measures it) and the whole loop with the NumPy sampling.
+measures it) and the whole loop with the NumPy sampling. With `open_spiel` installed, OpenSpiel's
+`nine_mens_morris` played the same way as the single Game is measured too, for comparison.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import argparse
 import platform
 import time
 
-import numpy as np
-
 import morris
+import numpy as np
 
 
 def vec_env(n: int, threads: int, seconds: float) -> tuple[float, float]:
@@ -64,7 +64,7 @@ def pettingzoo_loop(seconds: float) -> float:
     end = t0 + seconds
     while time.perf_counter() < end:
         env.reset()
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)
@@ -75,12 +75,36 @@ def pettingzoo_loop(seconds: float) -> float:
     return steps / (time.perf_counter() - t0)
 
 
+def openspiel_loop(seconds: float) -> float:
+    """OpenSpiel's `nine_mens_morris` played at random from Python (`pip install open_spiel`),
+    the figure the issue compares with: legal actions, a NumPy choice, apply."""
+    import pyspiel
+
+    game = pyspiel.load_game("nine_mens_morris")
+    rng = np.random.default_rng(0)
+    state = game.new_initial_state()
+    steps = 0
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        for _ in range(1000):
+            if state.is_terminal():
+                state = game.new_initial_state()
+            legal = state.legal_actions()
+            state.apply_action(legal[rng.integers(len(legal))])
+        steps += 1000
+    return steps / (time.perf_counter() - t0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     parser.add_argument("--envs", type=int, default=4096, help="games in the VecEnv")
     args = parser.parse_args()
-    print(f"morris {morris.__version__}, Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}")
+    print(
+        f"morris {morris.__version__}, Python {platform.python_version()}, "
+        f"NumPy {np.__version__}, {platform.machine()}"
+    )
     for threads in (1, 2):
         step, loop = vec_env(args.envs, threads, args.seconds)
         print(
@@ -91,7 +115,14 @@ def main() -> None:
     try:
         print(f"PettingZoo AEC loop: {pettingzoo_loop(args.seconds) / 1e3:.0f} k steps/s")
     except ImportError:
-        print("PettingZoo AEC loop: skipped (pip install pettingzoo gymnasium)")
+        print("PettingZoo AEC loop: not measured (pip install pettingzoo gymnasium)")
+    try:
+        print(
+            "OpenSpiel nine_mens_morris, one game in a Python loop: "
+            f"{openspiel_loop(args.seconds) / 1e3:.0f} k steps/s"
+        )
+    except ImportError:
+        print("OpenSpiel: not measured (pip install open_spiel to compare)")
 
 
 if __name__ == "__main__":

@@ -256,6 +256,8 @@ impl VecEnv {
     /// Compared with [`VecEnv::with_thread_pool`], the caller does not wait idle while sleeping
     /// pool threads wake up: when the caller does other work between steps (Python drawing the
     /// next actions with NumPy), that wake-up made a 4096-env step on 2 threads 2-3× slower.
+    /// Each step hands every share but the caller's to the pool as one small boxed job (rayon's
+    /// `spawn`): the only allocation of a step, one per extra thread.
     ///
     /// # Errors
     /// If `threads` is 0 or the pool's threads cannot be started.

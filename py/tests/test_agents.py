@@ -1,14 +1,10 @@
 """morris.Agent and morris.play_match: every spec form the arena knows, from Python."""
 
-import numpy as np
+import morris
 import pytest
 
-import morris
 
-
-@pytest.mark.parametrize(
-    "spec", ["random", "minimax:depth=2", "minimax:time=20ms", "mcts:sims=50"]
-)
+@pytest.mark.parametrize("spec", ["random", "minimax:depth=2", "minimax:time=20ms", "mcts:sims=50"])
 def test_agents_choose_legal_moves_to_the_end(spec):
     agent = morris.Agent(spec, seed=1)
     assert agent.name.split(":")[0] == spec.split(":")[0]

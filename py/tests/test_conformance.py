@@ -2,9 +2,8 @@
 morris.Game and morris.VecEnv give OpenSpiel's legal sets, game ends and returns at every ply,
 as the Rust conformance test checks them."""
 
-import numpy as np
-
 import morris
+import numpy as np
 
 
 def test_game_replays_openspiel_games_exactly(conformance_games):
@@ -34,10 +33,14 @@ def test_vec_env_replays_openspiel_games_in_lockstep(conformance_games):
     for ply in range(longest + 1):
         for i, rec in enumerate(games):
             if ply < len(rec["actions"]):
-                assert np.flatnonzero(info["action_mask"][i]).tolist() == rec["legal"][ply], f"game {i}, ply {ply}"
+                assert np.flatnonzero(info["action_mask"][i]).tolist() == rec["legal"][ply], (
+                    f"game {i}, ply {ply}"
+                )
                 # The observation equals that of a single Game at the same ply.
                 if ply % 17 == 0:
-                    np.testing.assert_array_equal(obs[i], morris.Game("openspiel", moves=rec["actions"][:ply]).observation())
+                    np.testing.assert_array_equal(
+                        obs[i], morris.Game("openspiel", moves=rec["actions"][:ply]).observation()
+                    )
             else:
                 assert not info["action_mask"][i].any()
         if ply == longest:

@@ -4,10 +4,9 @@ import hashlib
 import json
 import shutil
 
+import morris
 import numpy as np
 import pytest
-
-import morris
 
 
 def test_shards_read_into_consistent_arrays(fixture_run):
@@ -64,6 +63,9 @@ def test_corrupt_and_missing_shards_name_the_file(fixture_run, tmp_path):
         morris.read_shards(bad)
     with pytest.raises(FileNotFoundError, match="nothing.shard"):
         morris.read_shards(tmp_path / "nothing.shard")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no game shards"):
+        morris.read_shards(tmp_path / "empty")
     short = tmp_path / "short.shard"
     short.write_bytes(bytes(data[:10]))
     with pytest.raises(morris.FileFormatError, match="short.shard"):
@@ -81,7 +83,7 @@ def test_shipped_model_card_weights_and_forward_passes(shipped_model):
     assert all(v.dtype == np.float32 for v in w.values())
     rng = np.random.default_rng(0)
     games = []
-    for k in range(8):
+    for _ in range(8):
         g = morris.Game()
         for _ in range(int(rng.integers(0, 40))):
             if g.is_terminal:
@@ -113,7 +115,10 @@ def test_checkpoint_directory_and_bad_models(fixture_run, shipped_model, tmp_pat
     broken = tmp_path / "broken"
     shutil.copytree(shipped_model, broken)
     # A manifest as the lab writes it (docs/file-formats.md): the files' SHA-256.
-    files = [[name, hashlib.sha256((broken / name).read_bytes()).hexdigest()] for name in ("model.safetensors", "model.json")]
+    files = [
+        [name, hashlib.sha256((broken / name).read_bytes()).hexdigest()]
+        for name in ("model.safetensors", "model.json")
+    ]
     (broken / "manifest.json").write_text(json.dumps({"version": 1, "files": files}))
     assert morris.load_model(broken).weights.keys() == morris.load_model(shipped_model).weights.keys()
     weights = broken / "model.safetensors"
@@ -121,10 +126,10 @@ def test_checkpoint_directory_and_bad_models(fixture_run, shipped_model, tmp_pat
     data[-5] ^= 0xFF
     weights.write_bytes(bytes(data))
     with pytest.raises(morris.FileFormatError, match="model.safetensors"):
-        morris.load_model(broken).weights
+        _ = morris.load_model(broken).weights
     with pytest.raises(morris.FileFormatError, match="model.safetensors"):
         morris.load_model(broken).evaluate(np.zeros((15, 24), np.float32))
     (broken / "manifest.json").unlink()
     weights.write_bytes(b"not safetensors")
     with pytest.raises(morris.FileFormatError, match="model.safetensors"):
-        morris.Model(broken).weights
+        _ = morris.Model(broken).weights

@@ -2,10 +2,9 @@
 
 import copy
 
+import morris
 import numpy as np
 import pytest
-
-import morris
 
 
 def test_start_position():

@@ -1,12 +1,10 @@
 """The single-agent Gymnasium environment: Gymnasium's env checker, opponents and illegal actions."""
 
+import gymnasium
+import morris  # noqa: E402
 import numpy as np
 import pytest
-
-import gymnasium
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-
-import morris  # noqa: E402
 from morris.gymnasium import MorrisEnv  # noqa: E402
 
 

@@ -1,12 +1,10 @@
 """The PettingZoo AEC environment: PettingZoo's own API and seed tests, and a full game."""
 
-import numpy as np
-import pytest
-
-from pettingzoo.test import api_test, seed_test  # noqa: E402
-
 import morris  # noqa: E402
 import morris.pettingzoo as mpz  # noqa: E402
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test  # noqa: E402
 
 
 def test_api_test_passes():

@@ -1,9 +1,8 @@
 """morris.VecEnv: shapes, dtypes, zero-copy buffers, autoreset modes, seeding, threads and bad input."""
 
+import morris
 import numpy as np
 import pytest
-
-import morris
 
 
 def random_actions(info, rng):

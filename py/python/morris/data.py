@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any, Union
 
 from morris import _morris
 
@@ -24,7 +25,10 @@ def shard_paths(source: Union[PathLike, Iterable[PathLike]]) -> list:
         if p.is_dir():
             games = p / "games"
             d = games if games.is_dir() else p
-            out.extend(sorted(d.glob("*.shard")))
+            found = sorted(d.glob("*.shard"))
+            if not found:
+                raise FileNotFoundError(f"no game shards (*.shard) in {d}")
+            out.extend(found)
         elif not p.exists():
             raise FileNotFoundError(f"game shard {p} does not exist")
         else:

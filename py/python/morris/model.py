@@ -31,7 +31,7 @@ class Model:
     logits are win, draw, loss for the player to move.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, path: Union[str, os.PathLike[str]]) -> None:
         self.path = Path(path)
         card = _morris.read_model_card(str(self.path))
         self.card: Optional[dict] = None if card is None else json.loads(card)
@@ -82,7 +82,7 @@ class Model:
         wdl = linear(np.maximum(linear(h, r + "value_hidden"), 0), r + "value_out")
         return (logits[0], wdl[0]) if single else (logits, wdl)
 
-    def predict(self, game: "_morris.Game") -> tuple:
+    def predict(self, game: _morris.Game) -> tuple:
         """For one game: the policy over legal actions (float32 ``[600]``, zero on illegal ones)
         and the win/draw/loss probabilities for the player to move, from ``evaluate``."""
         logits, wdl = self.evaluate(game.observation())
@@ -99,7 +99,7 @@ class Model:
         return f"Model('{self.path}', trunk={self.net_config.get('trunk')})"
 
 
-def load_model(path: Union[str, "os.PathLike[str]"]) -> Model:
+def load_model(path: Union[str, os.PathLike[str]]) -> Model:
     """Opens a model directory (see ``Model``)."""
     return Model(path)
 

@@ -147,14 +147,15 @@ class VecEnv:
     def close(self) -> None:
         """Nothing to release (for Gymnasium-style code)."""
 
-    def __enter__(self) -> "VecEnv":
+    def __enter__(self) -> VecEnv:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"VecEnv(num_envs={self.num_envs}, autoreset_mode='{self.autoreset_mode}', threads={self.threads})"
+        mode = self.autoreset_mode
+        return f"VecEnv(num_envs={self.num_envs}, autoreset_mode='{mode}', threads={self.threads})"
 
 
 def sample_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
