@@ -55,6 +55,31 @@ struct MatchArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the web board: play the model (or minimax) and step through arena games in the
+    /// browser (http://127.0.0.1:8080 by default).
+    Serve {
+        /// The model to play and to evaluate games with.
+        #[arg(long, default_value = "checkpoints/shipped")]
+        model: PathBuf,
+        /// No model: minimax opponents only, games without evaluation.
+        #[arg(long, conflicts_with = "model")]
+        no_model: bool,
+        /// Address to listen on; another than localhost exposes the board to the network.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// Port (0: any free port, printed at start).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Game records for the viewer (`eval match --games FILE`), repeatable.
+        #[arg(long = "games", value_name = "FILE.jsonl")]
+        games: Vec<PathBuf>,
+        /// Most games at once.
+        #[arg(long, default_value_t = 64)]
+        max_sessions: usize,
+        /// Minutes after which an idle game is dropped.
+        #[arg(long, default_value_t = 30)]
+        idle_minutes: u64,
+    },
     /// Play colour-swapped pairs between two agents and report the score.
     #[command(after_help = format!("Agent specs: {SPEC_FORMS}"))]
     Match {
@@ -170,11 +195,46 @@ fn shipped_model() -> PathBuf {
 }
 
 fn main() -> ExitCode {
-    morris::exit_code(run(Cli::parse().command))
+    match Cli::parse().command {
+        Command::Serve { model, no_model, host, port, games, max_sessions, idle_minutes } => {
+            let config = morris_web::ServeConfig {
+                model: (!no_model).then_some(model),
+                host,
+                port,
+                games,
+                max_sessions,
+                idle: std::time::Duration::from_secs(idle_minutes.max(1) * 60),
+            };
+            morris::exit_code(serve(config))
+        }
+        command => morris::exit_code(run(command)),
+    }
+}
+
+/// `eval serve`: loads the model and games, binds, prints the address and serves until Ctrl-C.
+fn serve(config: morris_web::ServeConfig) -> Result<(), morris_web::WebError> {
+    let app = std::sync::Arc::new(morris_web::App::load(&config)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(morris_web::WebError::Serve)?;
+    runtime.block_on(async move {
+        let (listener, addr) = morris_web::bind(&config).await?;
+        println!(
+            "serving the web board on http://{addr}/ ({}; {} games to view); Ctrl-C stops",
+            config.model.as_ref().map_or("no model".to_string(), |m| format!("model {}", m.display())),
+            app.records.len()
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        morris_web::serve(listener, app, shutdown).await
+    })
 }
 
 fn run(command: Command) -> Result<(), EvalError> {
     match command {
+        Command::Serve { .. } => Err(EvalError::Usage("serve is handled by main".into())),
         Command::Export { checkpoint, out } => {
             // A run directory stands for its newest checkpoint that verifies, as with --resume.
             let (checkpoint, skipped) = morris_train::store::checkpoint::resolve(&checkpoint)?;

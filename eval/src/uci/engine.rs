@@ -556,8 +556,8 @@ impl Job {
     }
 }
 
-/// The network's draw probability at the root (for the `wdl` of the info lines).
-fn root_draw(agent: &mut AzAgent, game: &Game) -> f32 {
+/// The network's draw probability at the root (for the `wdl` of the info lines and the web board).
+pub fn root_draw(agent: &mut AzAgent, game: &Game) -> f32 {
     let leaf = Leaf { position: *game.position(), repetitions: game.repetitions() };
     let mut out = EvalBatch::default();
     agent.evaluator_mut().evaluate(game.rules(), &[leaf], &[game.legal_actions()], &mut out);
@@ -566,7 +566,7 @@ fn root_draw(agent: &mut AzAgent, game: &Game) -> f32 {
 
 /// `actions` from `game`'s position, in notation, separated by spaces (stopping at the first
 /// that does not apply).
-fn notation_line(game: &Game, actions: &[Action]) -> String {
+pub fn notation_line(game: &Game, actions: &[Action]) -> String {
     let mut g = game.clone();
     let mut words = Vec::with_capacity(actions.len());
     for &a in actions {

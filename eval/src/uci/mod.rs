@@ -10,7 +10,7 @@ mod engine;
 mod protocol;
 
 pub use client::{UciLimit, UciSpec};
-pub use engine::{EngineKind, EngineOptions, serve};
+pub use engine::{EngineKind, EngineOptions, notation_line, root_draw, serve};
 pub use protocol::{
     Command, DEFAULT_MOVES_TO_GO, GoLimits, UciError, centipawns, clock_budget, parse, wdl_per_mille,
 };
