@@ -3,6 +3,7 @@
 //!
 //! The crate sits above `eval` (it builds the opponents and reads game records) and below the
 //! binaries; `eval serve` starts it.
+#![deny(missing_docs)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
