@@ -245,6 +245,7 @@ impl VecEnv {
     /// Runs [`VecEnv::step`] and [`VecEnv::reset`] on `pool` instead of rayon's global pool.
     pub fn with_thread_pool(mut self, pool: Arc<rayon::ThreadPool>) -> VecEnv {
         self.pool = Some(pool);
+        self.caller_shares = false;
         self
     }
 
