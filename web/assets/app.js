@@ -108,11 +108,12 @@ function render() {
     game.engine.map(a => `<p>${game.opponent} played <b>${a.move}</b>: ${wdlText(a.wdl)}<br>PV ${a.pv.join(" ")} · ${a.nodes} nodes, ${a.ms} ms</p>`).join("") : "";
 }
 
-async function send(move) {
+// Runs an API call that returns the game, showing `label` meanwhile and any error after.
+async function update(label, call) {
   busy = true;
-  say("thinking…");
+  say(label);
   try {
-    game = await api("POST", `/sessions/${game.id}/move`, { move });
+    game = await call();
     say("");
   } catch (e) {
     say(e.message);
@@ -121,6 +122,10 @@ async function send(move) {
     selected = null;
     render();
   }
+}
+
+function send(move) {
+  return update("thinking…", () => api("POST", `/sessions/${game.id}/move`, { move }));
 }
 
 function click(p) {
@@ -151,29 +156,15 @@ async function newGame(ev) {
   const opponent = { kind };
   if ($("strength-kind").value === "time_ms") opponent.time_ms = value;
   else opponent[kind === "model" ? "simulations" : "depth"] = value;
-  busy = true;
-  say("starting…");
-  try {
-    game = await api("POST", "/sessions", { human: $("human").value, opponent });
-    say("");
-  } catch (e) {
-    say(e.message);
-  } finally {
-    busy = false;
-    selected = null;
-    render();
-  }
+  await update("starting…", () => api("POST", "/sessions", { human: $("human").value, opponent }));
 }
 
 $("new-game").addEventListener("submit", newGame);
 $("opponent").addEventListener("change", () => {
   if ($("strength-kind").value !== "time_ms") $("strength").value = $("opponent").value === "model" ? 200 : 4;
 });
-$("undo").addEventListener("click", async () => {
-  if (!game || busy) return;
-  try { game = await api("POST", `/sessions/${game.id}/undo`); say(""); } catch (e) { say(e.message); }
-  selected = null;
-  render();
+$("undo").addEventListener("click", () => {
+  if (game && !busy) update("", () => api("POST", `/sessions/${game.id}/undo`));
 });
 $("hint").addEventListener("click", async () => {
   if (!game || busy) return;
