@@ -90,14 +90,7 @@ impl Session {
         let game = &self.game;
         let pos = game.position();
         let outcome = game.outcome();
-        let mut moves = Vec::with_capacity(game.actions().len());
-        let mut replay = Game::new(*game.rules());
-        for &a in game.actions() {
-            if let Some(m) = replay.position().move_of(a) {
-                moves.push(m.to_string());
-            }
-            replay.apply_unchecked(a);
-        }
+        let moves = game.record().split_whitespace().map(str::to_string).collect();
         let legal = game
             .legal_actions()
             .iter()

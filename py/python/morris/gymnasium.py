@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from morris import _morris
+from morris._opening import play_random_opening
 
 __all__ = ["MorrisEnv"]
 
@@ -90,11 +91,7 @@ class MorrisEnv(gymnasium.Env):
         )
         while True:
             self.game = _morris.Game(self.rules)
-            for _ in range(self.opening_plies):
-                legal = self.game.legal_actions()
-                if len(legal) == 0:
-                    break
-                self.game.apply(int(legal[self.np_random.integers(len(legal))]))
+            play_random_opening(self.game, self.opening_plies, self.np_random)
             self._play_opponent()
             if not self.game.is_terminal:
                 break

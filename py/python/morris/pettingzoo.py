@@ -21,6 +21,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from morris import _morris
+from morris._opening import play_random_opening
 
 __all__ = ["env", "raw_env"]
 
@@ -96,11 +97,7 @@ class raw_env(AECEnv, EzPickle):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.game = _morris.Game(self._rules)
-        for _ in range(self._opening_plies):
-            legal = self.game.legal_actions()
-            if len(legal) == 0:
-                break
-            self.game.apply(int(legal[self._rng.integers(len(legal))]))
+        play_random_opening(self.game, self._opening_plies, self._rng)
         if self.game.is_terminal:  # an opening that ended the game: start from the empty board
             self.game = _morris.Game(self._rules)
         self._reset_state()
