@@ -53,6 +53,7 @@ mod position;
 mod rng;
 mod rules;
 mod symmetry;
+pub mod tablebase;
 pub mod tables;
 mod types;
 mod vec_env;

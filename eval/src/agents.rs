@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
-use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent};
+use morris_env::tablebase::{SharedTablebase, TablebaseError};
+use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules};
 use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
@@ -21,6 +22,7 @@ pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 10
 (options combine, e.g. minimax:depth=8,time=1s; add tt=BITS for the table size, default 18) | mcts:sims=N \
 (UCT with random rollouts) | az:model=DIR,sims=N or az:model=DIR,time=T (a trained network with PUCT search; \
 add threads=N for N search threads, batch=K for K leaves per network call) | \
+add tb=DIR to minimax or az for exact endgame values from tablebases built by `morris tablebase build` | \
 uci:cmd=PATH[,arg=A]...[,movetime=T|depth=N|nodes=N][,option.NAME=VALUE]...[,timeout=T] (an external UCI engine)";
 
 /// A loaded network, shared by every agent built from one spec.
@@ -113,6 +115,13 @@ impl AgentSpec {
     /// A [`SpecError`] that names the problem and lists the valid forms.
     pub fn parse(spec: &str) -> Result<AgentSpec, SpecError> {
         let err = |reason: String| SpecError { spec: spec.to_string(), reason, syntax: true };
+        let open_tb = |dir: &str| {
+            SharedTablebase::open(std::path::Path::new(dir)).map_err(|e| SpecError {
+                spec: spec.to_string(),
+                reason: e.to_string(),
+                syntax: false,
+            })
+        };
         // Each option once: `minimax:depth=2,depth=3` is a mistake, not a choice.
         let mut seen = std::collections::HashSet::new();
         let mut once = |key: &str| {
@@ -136,6 +145,7 @@ impl AgentSpec {
                     tt_bits: ARENA_TT_BITS,
                     seed: 0,
                     weights: EvalWeights::default(),
+                    tablebase: None,
                 };
                 for kv in args.split(',') {
                     let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
@@ -170,6 +180,7 @@ impl AgentSpec {
                             }
                             c.tt_bits = b;
                         }
+                        "tb" => c.tablebase = Some(open_tb(v.trim())?),
                         other => return Err(err(format!("unknown minimax option '{other}'"))),
                     }
                 }
@@ -180,7 +191,7 @@ impl AgentSpec {
             }
             "mcts" | "az" => {
                 let args = args.ok_or_else(|| err(format!("{kind} needs options, e.g. {kind}:sims=200")))?;
-                let (mut sims, mut model) = (None, None);
+                let (mut sims, mut model, mut tablebase) = (None, None, None);
                 let mut budget = PlayBudget::default();
                 for kv in args.split(',') {
                     let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
@@ -205,6 +216,7 @@ impl AgentSpec {
                         }
                         ("az", "threads") => budget.threads = whole("threads", 1..=64)?,
                         ("az", "batch") => budget.batch = whole("batch", 1..=256)?,
+                        ("az", "tb") => tablebase = Some(open_tb(v)?),
                         (_, other) => return Err(err(format!("unknown {kind} option '{other}'"))),
                     }
                 }
@@ -225,7 +237,7 @@ impl AgentSpec {
                     reason: e.to_string(),
                     syntax: false,
                 })?;
-                let search = MctsConfig { num_simulations: sims, ..MctsConfig::default() };
+                let search = MctsConfig { num_simulations: sims, tablebase, ..MctsConfig::default() };
                 Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search, budget })
             }
             "uci" => {
@@ -235,6 +247,23 @@ impl AgentSpec {
             "" => Err(err("empty spec".into())),
             other => Err(err(format!("unknown agent '{other}'"))),
         }
+    }
+
+    /// The endgame tables the agent consults, if any.
+    pub fn tablebase(&self) -> Option<&SharedTablebase> {
+        match self {
+            AgentSpec::Minimax(c) => c.tablebase.as_ref(),
+            AgentSpec::Az { search, .. } => search.tablebase.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Checks that the agent's endgame tables (if any) were built for `rules`.
+    ///
+    /// # Errors
+    /// [`TablebaseError::RulesMismatch`] naming both.
+    pub fn check_rules(&self, rules: &Rules) -> Result<(), TablebaseError> {
+        self.tablebase().map_or(Ok(()), |tb| tb.check_rules(rules))
     }
 
     /// A depth-limited minimax spec with the default table size (as `minimax:depth=D`).
@@ -277,7 +306,7 @@ impl AgentSpec {
             AgentSpec::Minimax(c) => {
                 let tt =
                     if c.tt_bits != ARENA_TT_BITS { format!(",tt={}", c.tt_bits) } else { String::new() };
-                format!("minimax:{}{tt}", c.limits_text())
+                format!("minimax:{}{tt}{}", c.limits_text(), tb_suffix(c.tablebase.as_ref()))
             }
             AgentSpec::Mcts { sims } => format!("mcts:sims={sims}"),
             AgentSpec::Az { model, search, budget } => {
@@ -294,11 +323,16 @@ impl AgentSpec {
                 if budget.batch != 1 {
                     name += &format!(",batch={}", budget.batch);
                 }
-                name
+                name + &tb_suffix(search.tablebase.as_ref())
             }
             AgentSpec::Uci(spec) => spec.name(),
         }
     }
+}
+
+/// `,tb=DIR` for an agent with endgame tables.
+fn tb_suffix(tb: Option<&SharedTablebase>) -> String {
+    tb.map(|t| format!(",tb={}", t.dir().display())).unwrap_or_default()
 }
 
 #[cfg(test)]

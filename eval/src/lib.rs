@@ -3,6 +3,7 @@
 //!
 //! | module | job |
 //! |---|---|
+//! | [`accuracy`] | moves against perfect play on endgame-table positions, errors by kind |
 //! | [`agents`] | agent specs (`random`, `minimax:depth=4`, `az:model=DIR,sims=N`, …): the one parser |
 //! | [`elo`] | the one Elo fit (Bradley–Terry by maximum likelihood, intervals, LOS) |
 //! | [`error`] | [`EvalError`], the variants callers match |
@@ -15,6 +16,7 @@
 //! | [`plot`] | Elo of checkpoints against training time, as a PNG |
 #![deny(missing_docs)]
 
+pub mod accuracy;
 pub mod agents;
 pub mod arena;
 pub mod duration;

@@ -93,6 +93,37 @@ enum Command {
         #[arg(long, default_value = "games.jsonl")]
         out: PathBuf,
     },
+    /// Measure an agent against perfect play: on positions inside endgame tables (drawn
+    /// uniformly, and from game records), how often its move keeps the exact value.
+    #[command(after_help = format!("Agent specs: {SPEC_FORMS}"))]
+    Accuracy {
+        /// The agent spec.
+        agent: String,
+        /// Tablebase directory (`morris tablebase build --out DIR`).
+        #[arg(long)]
+        tb: PathBuf,
+        /// Positions drawn uniformly from the tables.
+        #[arg(long, default_value_t = 1000)]
+        uniform: u32,
+        /// Game records (`eval match --out FILE`) to take positions from, repeatable.
+        #[arg(long = "games", value_name = "FILE.jsonl")]
+        games: Vec<PathBuf>,
+        /// Positions sampled from the records.
+        #[arg(long, default_value_t = 1000)]
+        from_games: u32,
+        /// Seed of the samples and of the agent.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Also write the report as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Fit Elo ratings to game records (JSONL files written by `match` or `ladder`).
     Rate {
         /// Game record files.
@@ -297,6 +328,7 @@ fn run(command: Command) -> Result<(), EvalError> {
         Command::Match { a, b, args, out } => {
             let (a, b) = (AgentSpec::parse(&a)?, AgentSpec::parse(&b)?);
             for spec in [&a, &b] {
+                spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
                 if let AgentSpec::Az { model, .. } = spec {
                     note_if_unverified(&model.dir);
                 }
@@ -314,6 +346,45 @@ fn run(command: Command) -> Result<(), EvalError> {
             let report = MatchReport::from_games(&a.name(), &b.name(), &games);
             println!("{}", report.to_text());
             println!("games appended to {}", out.display());
+            Ok(())
+        }
+        Command::Accuracy { agent, tb, uniform, games, from_games, seed, rules, threads, json } => {
+            use morris_eval::accuracy::{self, AccuracyReport, AccuracyRow};
+            let spec = AgentSpec::parse(&agent)?;
+            let rules = rules.rules();
+            if uniform > 1_000_000 || from_games > 1_000_000 {
+                return Err(EvalError::Usage("--uniform and --from-games are at most 1,000,000".into()));
+            }
+            let table = morris_env::tablebase::Tablebase::open_shared(&tb)
+                .map_err(|e| EvalError::Usage(e.to_string()))?;
+            table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+            spec.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let mut records = Vec::new();
+            for path in &games {
+                records.extend(read_records(path)?);
+            }
+            let pool = thread_pool(threads)?;
+            let mut rows = Vec::new();
+            let sources = [
+                ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
+                ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
+            ];
+            for (source, positions) in sources {
+                if positions.is_empty() {
+                    continue;
+                }
+                let acc = pool.install(|| accuracy::measure_spec(&spec, &table, &positions, seed))?;
+                rows.push(AccuracyRow { source: source.into(), accuracy: acc });
+            }
+            let report = AccuracyReport {
+                agent: spec.name(),
+                tablebase: format!("{} ({})", tb.display(), table.sector_names().join(" ")),
+                rows,
+            };
+            print!("{}", report.to_text());
+            if let Some(p) = json {
+                write_json(&p, &report)?;
+            }
             Ok(())
         }
         Command::Rate { games, anchor, csv, json } => {

@@ -1,13 +1,15 @@
-//! `morris`: rules tools (perft node counts, board display, a random-playout speed check) and
-//! the UCI engine mode.
+//! `morris`: rules tools (perft node counts, board display, a random-playout speed check), the
+//! UCI engine mode, and the endgame tablebases (build and probe).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use morris::Preset;
-use morris_env::{Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
+use morris_env::tablebase::{self, BuildEvent, SectorSummary, Tablebase};
+use morris_env::{Color, Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
 use morris_eval::uci::{self, EngineOptions};
 
 #[derive(Parser)]
@@ -73,11 +75,60 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Endgame tablebases: build them by retrograde analysis, or probe a position (docs/tablebase.md).
+    Tablebase {
+        #[command(subcommand)]
+        command: TablebaseCommand,
+    },
     /// Serve the trained network (or minimax) as a UCI engine on stdin/stdout (docs/uci.md).
     Uci {
         /// The exported model of the `Model` option's default (default: the shipped model).
         #[arg(long)]
         model: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum TablebaseCommand {
+    /// Solve every sector with up to --max-pieces pieces a side into --out (resumable: sectors
+    /// already there are verified and kept).
+    Build {
+        /// Most pieces per side (3 to 7; 5 takes minutes, 6 and 7 need far more time and memory).
+        #[arg(long, default_value_t = 5)]
+        max_pieces: usize,
+        /// Directory of the sector files.
+        #[arg(long)]
+        out: PathBuf,
+        /// Rules preset (flying and the N-move rule are built in; see docs/tablebase.md).
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Print the value, the distance and every move's value of a position.
+    Probe {
+        /// Directory of the sector files.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The position as the moves leading to it, in notation.
+        #[arg(long, conflicts_with_all = ["white", "black"])]
+        moves: Option<String>,
+        /// White's points, e.g. "a7 d7 g7" (with --black and --to-move).
+        #[arg(long, requires = "black")]
+        white: Option<String>,
+        /// Black's points.
+        #[arg(long, requires = "white")]
+        black: Option<String>,
+        /// The player to move with --white/--black: white or black.
+        #[arg(long, default_value = "white")]
+        to_move: String,
+        /// Plies already on the N-move counter.
+        #[arg(long, default_value_t = 0)]
+        quiet_plies: u16,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
     },
 }
 
@@ -91,6 +142,29 @@ fn start(rules: Preset, moves: &str) -> Result<Game, String> {
 
 fn run(command: Command) -> Result<(), String> {
     match command {
+        Command::Tablebase { command: TablebaseCommand::Build { max_pieces, out, rules, threads } } => {
+            build_tablebase(max_pieces, &out, rules, threads)
+        }
+        Command::Tablebase {
+            command: TablebaseCommand::Probe { dir, moves, white, black, to_move, quiet_plies, rules },
+        } => {
+            let game = match (moves, white, black) {
+                (Some(moves), _, _) => start(rules, &moves)?,
+                (None, Some(white), Some(black)) => {
+                    let side = match to_move.as_str() {
+                        "white" => Color::White,
+                        "black" => Color::Black,
+                        other => return Err(format!("--to-move must be white or black, got '{other}'")),
+                    };
+                    let (mover, opp) = if side == Color::White { (white, black) } else { (black, white) };
+                    let pos =
+                        tablebase::position_from_points(&mover, &opp, side).map_err(|e| e.to_string())?;
+                    Game::from_position(rules.rules(), pos.with_counters(0, quiet_plies))
+                }
+                _ => return Err("give the position with --moves, or with --white and --black".into()),
+            };
+            probe_tablebase(&dir, &game)
+        }
         Command::Uci { model } => {
             let model = model
                 .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints").join("shipped"));
@@ -194,4 +268,87 @@ fn run(command: Command) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn build_tablebase(
+    max_pieces: usize,
+    out: &Path,
+    rules: Preset,
+    threads: Option<usize>,
+) -> Result<(), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("starting the worker threads: {e}"))?;
+    let bar = ProgressBar::hidden();
+    let style = ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise}")
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let print = |s: &SectorSummary, how: &str| {
+        let pct = |n: u64| 100.0 * n as f64 / s.positions.max(1) as f64;
+        let line = format!(
+            "{:>4} {how}: {} positions, win {:.2}% draw {:.2}% loss {:.2}% (beyond the N-move rule: {} wins, {} losses), longest win {} loss {} plies, {}{}{} bytes",
+            s.sector,
+            s.positions,
+            pct(s.wins),
+            pct(s.draws),
+            pct(s.losses),
+            s.wins_beyond_rule,
+            s.losses_beyond_rule,
+            s.longest_win,
+            s.longest_loss,
+            s.seconds.map(|t| format!("{t:.1} s, ")).unwrap_or_default(),
+            s.peak_memory_mib.map(|m| format!("peak {m:.0} MiB, ")).unwrap_or_default(),
+            s.file_bytes
+        );
+        bar.suspend(|| println!("{line}"));
+    };
+    let started = Instant::now();
+    let on_event = |e: BuildEvent| match e {
+        BuildEvent::Solving { sectors, slots } => {
+            bar.set_style(style.clone());
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_length(2 * slots);
+            bar.set_position(0);
+            bar.set_message(sectors.join(" + "));
+        }
+        BuildEvent::Progress(n) => bar.inc(n),
+        BuildEvent::Kept(s) => print(&s, "kept"),
+        BuildEvent::Built(s) => print(&s, "built"),
+        BuildEvent::SetAside { path, reason } => {
+            bar.suspend(|| println!("set aside {} ({reason}); rebuilding it", path.display()))
+        }
+    };
+    let summaries = pool
+        .install(|| tablebase::build(out, max_pieces, &rules.rules(), &on_event))
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let bytes: u64 = summaries.iter().map(|s| s.file_bytes).sum();
+    println!(
+        "{} sectors in {} ({:.1} MiB) after {:.1} s",
+        summaries.len(),
+        out.display(),
+        bytes as f64 / (1 << 20) as f64,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn probe_tablebase(dir: &Path, game: &Game) -> Result<(), String> {
+    let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
+    tb.check_rules(game.rules()).map_err(|e| e.to_string())?;
+    let pos = game.position();
+    println!("{pos}");
+    let Some(probe) = tb.probe(pos) else {
+        return Err(format!(
+            "the position is not in the tablebase (it holds {} with both hands empty)",
+            tb.sector_names().join(", ")
+        ));
+    };
+    println!("value for {} to move: {probe} (N-move counter {})", pos.current_player(), pos.quiet_plies());
+    for (a, p) in tb.moves(pos).unwrap_or_default() {
+        let m = pos.move_of(a).map(|m| m.to_string()).unwrap_or_default();
+        println!("  {m:>7}  {p}");
+    }
+    Ok(())
 }

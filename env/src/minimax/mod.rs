@@ -29,6 +29,7 @@ use crate::game::Game;
 use crate::outcome::Outcome;
 use crate::position::Position;
 use crate::rng::Rng;
+use crate::tablebase::{Probe, SharedTablebase, Wdl};
 use crate::tables::{MILLS_THROUGH, closes_mill};
 use crate::types::{BitBoard, Point};
 
@@ -36,6 +37,20 @@ use crate::types::{BitBoard, Point};
 pub const WIN: i32 = 1_000_000;
 /// Scores beyond this magnitude are wins or losses.
 const WIN_BOUND: i32 = WIN - 10_000;
+/// Score of a tablebase win at the root; a win `d` plies before the next removal, found `k`
+/// plies down the tree, scores `TABLEBASE_WIN - k - d`. Below the forced-result band, above
+/// any evaluation.
+pub const TABLEBASE_WIN: i32 = 900_000;
+
+/// The score of a tablebase probe `ply` plies below the root.
+fn tablebase_score(p: Probe, ply: usize) -> i32 {
+    let s = TABLEBASE_WIN - ply as i32 - p.plies as i32;
+    match p.wdl {
+        Wdl::Win => s,
+        Wdl::Draw => 0,
+        Wdl::Loss => -s,
+    }
+}
 
 /// For a score that announces a forced result, the plies to it (positive: the player to move
 /// wins); `None` for a heuristic score.
@@ -64,6 +79,10 @@ pub struct MinimaxConfig {
     pub seed: u64,
     /// Evaluation weights.
     pub weights: EvalWeights,
+    /// Endgame tables: positions inside them are scored exactly (a leaf), and a root inside
+    /// them is played from the tables. Not serialized: configs name the directory.
+    #[serde(skip)]
+    pub tablebase: Option<SharedTablebase>,
 }
 
 /// Transposition-table size (`tt_bits`) of the minimax players in arena matches, on the Elo
@@ -85,6 +104,7 @@ impl MinimaxConfig {
             tt_bits: 20,
             seed: 0,
             weights: EvalWeights::default(),
+            tablebase: None,
         }
     }
 }
@@ -238,6 +258,21 @@ impl Minimax {
         if game.outcome().is_terminal() {
             return result;
         }
+        if let Some(tb) = &self.config.tablebase
+            && let Some(p) = tb.probe(game.position())
+        {
+            // Inside the tables: play a move that keeps the value, no search needed.
+            let rng = &mut self.rng;
+            if let Some(best) = tb.choose(game.position(), None, |n| rng.below(n)) {
+                return SearchResult {
+                    best: Some(best),
+                    score: tablebase_score(p, 0),
+                    depth: 0,
+                    nodes: 0,
+                    ties: 1,
+                };
+            }
+        }
         for depth in 1..=max_depth {
             let Some((best, score, ties)) = self.search_root(&mut game, depth as i32) else { break };
             result = SearchResult { best: Some(best), score, depth, nodes: self.nodes, ties };
@@ -317,6 +352,12 @@ impl Minimax {
                 return (if winner == side { s } else { -s }, false);
             }
             Outcome::Draw(_) => return (0, true),
+        }
+        if let Some(p) = self.config.tablebase.as_ref().and_then(|tb| tb.probe(&pos)) {
+            // Exact. A decided value depends on the N-move counter, which the table key leaves
+            // out, unless it is decided at once.
+            let dependent = p.wdl != Wdl::Draw && p.plies > 1 && game.rules().n_move_rule.is_some();
+            return (tablebase_score(p, ply), dependent);
         }
         if depth <= 0 || ply >= MAX_PLY {
             return (self.config.weights.evaluate(&pos, game.rules()), false);
@@ -565,7 +606,9 @@ impl MoveList {
 
 impl Agent for Minimax {
     fn name(&self) -> String {
-        format!("minimax:{}", self.config.limits_text())
+        let tb =
+            self.config.tablebase.as_ref().map(|t| format!(",tb={}", t.dir().display())).unwrap_or_default();
+        format!("minimax:{}{tb}", self.config.limits_text())
     }
 
     fn choose(&mut self, game: &Game) -> Option<Action> {

@@ -190,6 +190,7 @@ impl Searcher {
                     tt_bits: options.tt_bits(),
                     seed: options.seed,
                     weights: EvalWeights::default(),
+                    tablebase: None,
                 };
                 Ok(Searcher::Minimax(Box::new(Minimax::new(config))))
             }

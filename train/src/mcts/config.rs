@@ -60,6 +60,11 @@ pub struct MctsConfig {
     pub gumbel_noise: bool,
     /// Keep the subtree below the played action for the next search.
     pub reuse_tree: bool,
+    /// Endgame tables: a leaf inside them takes its exact value (win 1, draw 0, loss −1)
+    /// instead of the network's, and a root inside them plays a move that keeps its value
+    /// (the search's choice when it does). Not serialized: configs name the directory.
+    #[serde(skip)]
+    pub tablebase: Option<morris_env::tablebase::SharedTablebase>,
 }
 
 impl Default for MctsConfig {
@@ -80,6 +85,7 @@ impl Default for MctsConfig {
             gumbel_c_scale: 0.1,
             gumbel_noise: true,
             reuse_tree: true,
+            tablebase: None,
         }
     }
 }

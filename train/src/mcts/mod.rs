@@ -24,6 +24,7 @@ mod parallel;
 mod policy;
 mod tree;
 
+use morris_env::tablebase::Tablebase;
 use morris_env::{ActionMask, NUM_ACTIONS};
 use rayon::prelude::*;
 
@@ -176,11 +177,12 @@ impl Mcts {
 fn select_root(t: &mut Tree) -> Option<Reached> {
     t.path.clear();
     t.path.push(ROOT);
-    reach(t, ROOT)
+    reach(t, ROOT, None)
 }
 
-/// What node `i` (just reached, unexpanded) needs: evaluation, or its exact terminal value.
-fn reach(t: &mut Tree, i: u32) -> Option<Reached> {
+/// What node `i` (just reached, unexpanded) needs: evaluation, or its exact value (a finished
+/// game, or a position inside the endgame tables `tb`; the root is always searched).
+fn reach(t: &mut Tree, i: u32, tb: Option<&Tablebase>) -> Option<Reached> {
     let node = &mut t.nodes[i as usize];
     let outcome = t.game.outcome();
     let me = t.game.current_player();
@@ -188,6 +190,13 @@ fn reach(t: &mut Tree, i: u32) -> Option<Reached> {
     if outcome.is_terminal() {
         node.state = NodeState::Terminal;
         node.raw_value = outcome.reward(me);
+        return Some(Reached::Terminal(node.raw_value));
+    }
+    if i != ROOT
+        && let Some(p) = tb.and_then(|tb| tb.probe(t.game.position()))
+    {
+        node.state = NodeState::Terminal;
+        node.raw_value = p.wdl.score();
         return Some(Reached::Terminal(node.raw_value));
     }
     let leaf = Leaf { position: *t.game.position(), repetitions: t.game.repetitions() };
@@ -230,7 +239,7 @@ fn select(t: &mut Tree, config: &MctsConfig, sim: u32) -> Option<Reached> {
         let node = t.nodes[i as usize];
         match node.state {
             NodeState::Terminal => return Some(Reached::Terminal(node.raw_value)),
-            NodeState::Unexpanded => return reach(t, i),
+            NodeState::Unexpanded => return reach(t, i, config.tablebase.as_deref()),
             NodeState::Expanded => {}
         }
         if node.num_children == 0 {

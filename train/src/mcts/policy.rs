@@ -31,7 +31,20 @@ impl Tree {
     /// Chooses the action to play. Gumbel: the sequential-halving winner. PUCT: with
     /// `temperature == 0` the most visited action (ties to the higher prior), otherwise sampled
     /// with probability proportional to `visits^(1/temperature)`. `None` if the root has no children.
+    /// With endgame tables and a root inside them, a move that keeps the root's exact value
+    /// (the search's choice if it does; see [`Tablebase::choose`](morris_env::tablebase::Tablebase::choose)).
     pub fn choose_action(&mut self, config: &MctsConfig, temperature: f32) -> Option<Action> {
+        let choice = self.search_choice(config, temperature);
+        match &config.tablebase {
+            Some(tb) if choice.is_some() => {
+                let rng = &mut self.rng;
+                tb.choose(self.game.position(), choice, |n| rng.below(n)).or(choice)
+            }
+            _ => choice,
+        }
+    }
+
+    fn search_choice(&mut self, config: &MctsConfig, temperature: f32) -> Option<Action> {
         if self.root().num_children == 0 {
             return None;
         }

@@ -4,7 +4,7 @@
 use morris_env::{Action, Game, Rng};
 
 use super::gumbel::GumbelRoot;
-use super::node::Node;
+use super::node::{Node, NodeState};
 
 /// Index of the root node.
 pub(super) const ROOT: u32 = 0;
@@ -148,6 +148,11 @@ impl Tree {
     fn reroot(&mut self, c: u32) {
         self.scratch.clear();
         let mut root = self.nodes[c as usize];
+        if root.state == NodeState::Terminal && root.num_children == 0 {
+            // Valued exactly without expansion (a finished game, or an endgame-table position):
+            // as a root it is searched afresh (a finished game is recognised again).
+            root = Node::new(NO_PARENT, root.action, root.net_prior);
+        }
         root.parent = NO_PARENT;
         root.prior = root.net_prior;
         self.scratch.push(root);

@@ -1,0 +1,58 @@
+//! Typed errors of building, reading and probing tablebases.
+
+use std::path::PathBuf;
+
+/// Why a tablebase could not be built, opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum TablebaseError {
+    /// A file or directory could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The directory does not exist or holds no sector files.
+    #[error("{0}: no tablebase here (build one with `morris tablebase build --out {0}`)")]
+    Missing(PathBuf),
+    /// A sector file is damaged: wrong magic, size or checksum.
+    #[error("{path}: corrupt sector file ({reason})")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What did not match.
+        reason: String,
+    },
+    /// The files were built under other rules than the ones asked for.
+    #[error(
+        "{path}: built for flying={flying}, n_move_rule={n_move_rule:?}, but the rules in use have flying={want_flying}, n_move_rule={want_n_move_rule:?}"
+    )]
+    RulesMismatch {
+        /// The sector file.
+        path: PathBuf,
+        /// Its flying rule.
+        flying: bool,
+        /// Its N-move rule.
+        n_move_rule: Option<u32>,
+        /// The flying rule in use.
+        want_flying: bool,
+        /// The N-move rule in use.
+        want_n_move_rule: Option<u32>,
+    },
+    /// A size outside what the builder supports.
+    #[error("--max-pieces {0} is out of range: tablebases cover 3 to 7 pieces per side")]
+    MaxPieces(usize),
+    /// A distance too long to store (more than 16,383 plies), which would be a bug.
+    #[error("sector {0}: a distance of {1} plies does not fit the format")]
+    DistanceOverflow(String, u32),
+    /// The position is not one a tablebase covers.
+    #[error("not a tablebase position: {0}")]
+    NotCovered(String),
+}
+
+impl TablebaseError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> TablebaseError {
+        TablebaseError::Io { path: path.into(), source }
+    }
+}

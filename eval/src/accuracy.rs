@@ -1,0 +1,139 @@
+//! The tablebase accuracy report: an agent's moves on positions inside the endgame tables
+//! (drawn uniformly from the tables, and taken from real games), judged against perfect play.
+
+use morris_env::tablebase::{Accuracy, Tablebase, measure};
+use morris_env::{Game, Rng, Rules};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::agents::AgentSpec;
+use crate::arena::GameRecord;
+use crate::error::{EvalError, Result};
+
+/// Stream of [`Rng::derive`] for the uniform positions.
+const UNIFORM_STREAM: u64 = 11;
+/// Stream for the sample of game positions.
+const GAMES_STREAM: u64 = 12;
+/// Stream for the agents' seeds.
+const AGENT_STREAM: u64 = 13;
+
+/// One row of the report: where the positions came from and what the agent did in them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyRow {
+    /// `"uniform"` or `"games"`.
+    pub source: String,
+    /// The counts.
+    pub accuracy: Accuracy,
+}
+
+/// The accuracy of one agent against the tables.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyReport {
+    /// The agent's spec.
+    pub agent: String,
+    /// The tables' directory and sectors.
+    pub tablebase: String,
+    /// One row per source of positions.
+    pub rows: Vec<AccuracyRow>,
+}
+
+/// `n` positions drawn uniformly from the tables (see
+/// [`Tablebase::random_position`]), as games under `rules`.
+pub fn uniform_positions(tb: &Tablebase, n: u32, seed: u64, rules: Rules) -> Vec<Game> {
+    let mut rng = Rng::seed_from_u64(Rng::derive(seed, UNIFORM_STREAM, 0));
+    (0..n).map(|_| Game::from_position(rules, tb.random_position(&mut rng))).collect()
+}
+
+/// Up to `n` positions inside the tables from game records (each with the game's history up
+/// to it, so repetitions count), sampled without replacement.
+///
+/// # Errors
+/// A record under other rules than `rules`, or with a move that does not replay.
+pub fn positions_from_records(
+    tb: &Tablebase,
+    records: &[GameRecord],
+    n: u32,
+    seed: u64,
+    rules: Rules,
+) -> Result<Vec<Game>> {
+    let mut all = Vec::new();
+    for (i, rec) in records.iter().enumerate() {
+        if Rules::preset(&rec.rules) != Some(rules) {
+            return Err(EvalError::Usage(format!(
+                "game {} of the records is played under '{}' rules, not the ones asked for",
+                i + 1,
+                rec.rules
+            )));
+        }
+        let mut game = Game::new(rules);
+        for m in &rec.moves {
+            if !game.outcome().is_terminal() && tb.probe(game.position()).is_some() {
+                all.push(game.clone());
+            }
+            game.play_notation(m).map_err(|e| {
+                EvalError::Usage(format!("game {} of the records does not replay at '{m}': {e}", i + 1))
+            })?;
+        }
+    }
+    let mut rng = Rng::seed_from_u64(Rng::derive(seed, GAMES_STREAM, 0));
+    // Partial Fisher–Yates: the first n after shuffling.
+    let take = (n as usize).min(all.len());
+    for i in 0..take {
+        let j = i + rng.below((all.len() - i) as u32) as usize;
+        all.swap(i, j);
+    }
+    all.truncate(take);
+    Ok(all)
+}
+
+/// Lets agents built from `spec` play one turn in each game (in parallel, one agent per chunk
+/// of positions) and tallies the results.
+///
+/// # Errors
+/// An agent that cannot be built.
+pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64) -> Result<Accuracy> {
+    let parts: Vec<Result<Accuracy>> = games
+        .par_chunks(16)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let mut agent = spec.build(Rng::derive(seed, AGENT_STREAM, i as u64))?;
+            Ok(measure(tb, chunk, agent.as_mut()))
+        })
+        .collect();
+    let mut total = Accuracy::default();
+    for p in parts {
+        total.add(&p?);
+    }
+    Ok(total)
+}
+
+impl AccuracyReport {
+    /// The report as a table: positions, the fraction of moves that kept the value with its
+    /// 95% Wilson interval, errors by kind, the same fraction by the position's value, and the
+    /// agent's time per move.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("{} against {}\n", self.agent, self.tablebase);
+        out += "source   positions  kept   95% interval      win->draw win->loss draw->loss  won kept   drawn kept  lost kept  ms/move\n";
+        for row in &self.rows {
+            let a = &row.accuracy;
+            let (p, lo, hi) = a.kept_fraction();
+            let by = |k: usize| format!("{}/{}", a.kept_by_value[k], a.by_value[k]);
+            out += &format!(
+                "{:<8} {:>9}  {:>5.1}% [{:>5.1}%, {:>5.1}%] {:>9} {:>9} {:>10}  {:>9}  {:>10}  {:>9}  {:>7.1}\n",
+                row.source,
+                a.positions,
+                100.0 * p,
+                100.0 * lo,
+                100.0 * hi,
+                a.win_to_draw,
+                a.win_to_loss,
+                a.draw_to_loss,
+                by(0),
+                by(1),
+                by(2),
+                a.ms_per_move()
+            );
+        }
+        out
+    }
+}
