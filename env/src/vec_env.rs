@@ -307,6 +307,28 @@ impl VecEnv {
         });
     }
 
+    /// Starts a new game (with the random opening, from each env's own generator) in every env
+    /// `i` with `which[i]` set, clearing its reward, flags and error; the others are untouched.
+    /// For callers that end games by their own judgement (a tablebase result, say).
+    ///
+    /// # Panics
+    /// If `which` is not N long.
+    pub fn restart(&mut self, which: &[bool]) {
+        assert_eq!(which.len(), self.slots.len(), "restart needs one flag per env");
+        let config = self.config.clone();
+        self.for_each_env(|i, slot, mut row| {
+            if which[i] {
+                new_game(&config, slot);
+                slot.final_outcome = Outcome::Ongoing;
+                *row.reward = [0.0; 2];
+                *row.terminated = false;
+                *row.truncated = false;
+                write_state(&config, slot, &mut row);
+            }
+            StepInfo::default()
+        });
+    }
+
     /// Steps every env with its action (`actions[i]` for env `i`).
     ///
     /// # Errors

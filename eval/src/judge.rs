@@ -3,11 +3,13 @@
 //! `train` binary builds a [`LadderJudge`] from the run's config and hands it to the run.
 
 use burn::prelude::Device;
-use morris_env::{Rng, Rules};
+use morris_env::tablebase::SharedTablebase;
+use morris_env::{Game, Rng, Rules};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
 use morris_train::{ConfigError, Judge, Judgement, OpponentResult, TrainConfig};
 
+use crate::accuracy::{measure_spec, uniform_positions};
 use crate::agents::{AgentSpec, LoadedModel};
 use crate::arena::{MatchConfig, play_match};
 use crate::elo::{FixedOpponent, rate_against};
@@ -26,6 +28,8 @@ pub struct LadderJudge {
     search: MctsConfig,
     rules: Rules,
     ladder: Ladder,
+    /// The tables and the positions of the accuracy figure, when `[tablebase]` asks for it.
+    tablebase: Option<(SharedTablebase, Vec<Game>)>,
 }
 
 impl LadderJudge {
@@ -44,18 +48,27 @@ impl LadderJudge {
                 AgentSpec::parse(spec).map_err(|e| ConfigError::value("eval.opponents", format!(": {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let tables = config.open_tablebase()?;
+        let rules = config.game_rules()?;
         let search = MctsConfig {
             num_simulations: config.eval.simulations,
             root_noise: false,
             gumbel_noise: false,
+            tablebase: tables.clone().filter(|_| config.tablebase.search),
             ..config.mcts.clone()
         };
+        let n = config.tablebase.accuracy_positions;
+        let tablebase = tables.filter(|_| n > 0).map(|tb| {
+            let positions = uniform_positions(&tb, n, config.run.seed, rules);
+            (tb, positions)
+        });
         Ok(LadderJudge {
             opponents,
             pairs: config.eval.pairs,
             search,
-            rules: config.game_rules()?,
+            rules,
             ladder: Ladder::calibrated(),
+            tablebase,
         })
     }
 
@@ -104,11 +117,24 @@ impl Judge for LadderJudge {
                 losses: report.losses,
             });
         }
+        // Accuracy against the tables, of the network's own search (without the tables).
+        let tablebase = match &self.tablebase {
+            Some((tb, positions)) => {
+                let alone = AgentSpec::Az {
+                    model: LoadedModel::from_network(NETWORK, model.clone(), device.clone()),
+                    search: MctsConfig { tablebase: None, ..self.search.clone() },
+                    budget: morris_train::agents::PlayBudget::default(),
+                };
+                Some(measure_spec(&alone, tb, positions, seed).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
         Ok(Judgement {
             results,
             elo: rate_against(&fixed),
             ms_per_move: ms,
             simulations: self.search.num_simulations,
+            tablebase,
         })
     }
 }
@@ -141,6 +167,32 @@ mod tests {
         config.rules.preset = "openspiel".into();
         let other = LadderJudge::from_config(&config).unwrap().judge(&model, &device, 7).unwrap();
         assert_eq!(other.elo, None);
+    }
+
+    #[test]
+    fn the_judgement_measures_the_network_against_the_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        morris_env::tablebase::build(dir.path(), 3, &Rules::standard(), &|_| {}).unwrap();
+        let mut config = TrainConfig::default();
+        config.eval.opponents = vec!["random".into()];
+        config.eval.pairs = 1;
+        config.eval.simulations = 4;
+        config.tablebase.dir = Some(dir.path().to_path_buf());
+        config.tablebase.accuracy_positions = 30;
+        let judge = LadderJudge::from_config(&config).unwrap();
+        let device = Device::flex();
+        let model = NetConfig { width: 8, blocks: 1, ..NetConfig::default() }.init(&device);
+        let j = judge.judge(&model, &device, 7).unwrap();
+        let a = j.tablebase.clone().expect("an accuracy figure");
+        assert_eq!(a.positions, 30);
+        assert_eq!(a.kept + a.win_to_draw + a.win_to_loss + a.draw_to_loss + a.no_move, 30);
+        let tags: Vec<String> = j.scalars().into_iter().map(|(k, _)| k).collect();
+        assert!(tags.contains(&"eval/tb_accuracy".to_string()), "{tags:?}");
+        assert!(j.summary().contains("TB "), "{}", j.summary());
+        // Tables that are not there are a config error naming the key.
+        config.tablebase.dir = Some(dir.path().join("missing"));
+        let e = LadderJudge::from_config(&config).err().unwrap();
+        assert_eq!(e.key(), Some("tablebase.dir"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use morris_env::Rules;
+use morris_env::tablebase::SharedTablebase;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -33,6 +34,8 @@ pub mod limits {
     /// most about 26 tree nodes of 36 bytes (9 on average; measured over 300 random positions at
     /// 200 simulations), so this bounds the search trees to about 5 GB at worst.
     pub const SEARCH_NODES: u64 = 5_000_000;
+    /// `tablebase.accuracy_positions`: searched by the evaluation thread at each evaluation.
+    pub const TABLEBASE_POSITIONS: u64 = 100_000;
 }
 
 /// Run identity and resources.
@@ -236,6 +239,31 @@ impl Default for EvalConfig {
     }
 }
 
+/// Endgame tables (`morris tablebase build`, docs/tablebase.md): exact values in the searches,
+/// self-play games ended once they enter the tables, and the accuracy figure of evaluations.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TablebaseConfig {
+    /// Directory of the tables; unset: no tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// Self-play and evaluation searches take exact values (win 1, draw 0, loss −1) at
+    /// positions inside the tables instead of the network's.
+    pub search: bool,
+    /// End a self-play game as soon as it enters the tables, with the exact result as the
+    /// value target of its positions.
+    pub adjudicate: bool,
+    /// Positions drawn from the tables for the accuracy figure logged at each evaluation
+    /// (`eval/tb_accuracy`); 0 turns it off.
+    pub accuracy_positions: u32,
+}
+
+impl Default for TablebaseConfig {
+    fn default() -> TablebaseConfig {
+        TablebaseConfig { dir: None, search: true, adjudicate: false, accuracy_positions: 200 }
+    }
+}
+
 /// The whole training configuration, as in `configs/*.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -258,6 +286,8 @@ pub struct TrainConfig {
     pub schedule: ScheduleConfig,
     /// `[eval]`
     pub eval: EvalConfig,
+    /// `[tablebase]`
+    pub tablebase: TablebaseConfig,
 }
 
 impl TrainConfig {
@@ -302,6 +332,21 @@ impl TrainConfig {
         })
     }
 
+    /// The endgame tables of `[tablebase]`, loaded (and shared within the process), or `None`
+    /// when `tablebase.dir` is unset.
+    ///
+    /// # Errors
+    /// A [`ConfigError::Value`] for `tablebase.dir` if the tables are missing, damaged, or built
+    /// for other rules.
+    pub fn open_tablebase(&self) -> Result<Option<SharedTablebase>, ConfigError> {
+        let Some(dir) = &self.tablebase.dir else { return Ok(None) };
+        let bad =
+            |e: morris_env::tablebase::TablebaseError| ConfigError::value("tablebase.dir", format!(": {e}"));
+        let tb = SharedTablebase::open(dir).map_err(bad)?;
+        tb.check_rules(&self.game_rules()?).map_err(bad)?;
+        Ok(Some(tb))
+    }
+
     /// Checks every value range, naming the first bad key. The evaluation opponents are agent
     /// specs, checked by whoever builds the evaluation (the `train` binary, with `morris-eval`).
     ///
@@ -320,6 +365,8 @@ impl TrainConfig {
             check((low..=high).contains(&value), key, format!("must be in {low}..={high}, got {value}"))
         };
         range(self.run.threads as u64, 0, limits::THREADS, "run.threads")?;
+        let positions = self.tablebase.accuracy_positions.into();
+        range(positions, 0, limits::TABLEBASE_POSITIONS, "tablebase.accuracy_positions")?;
         let s = &self.selfplay;
         range(s.parallel_games as u64, 1, limits::PARALLEL_GAMES, "selfplay.parallel_games")?;
         range(s.simulations.into(), 1, limits::SIMULATIONS, "selfplay.simulations")?;
@@ -400,6 +447,8 @@ impl TrainConfig {
         check(sc.keep_last >= 1, "schedule.keep_last", at_least_1())?;
         check(sc.publish_every >= 1, "schedule.publish_every", at_least_1())?;
         check(sc.log_every >= 1, "schedule.log_every", at_least_1())?;
+        // Last: loading the tables is the slowest check.
+        self.open_tablebase()?;
         Ok(())
     }
 }

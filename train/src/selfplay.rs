@@ -5,6 +5,8 @@ use morris_env::{
     Action, AutoReset, Color, DrawReason, Outcome, Rng, Rules, VecEnv, VecEnvConfig, WinReason,
 };
 
+use morris_env::tablebase::{SharedTablebase, Wdl};
+
 use crate::config::SelfPlayConfig;
 use crate::error::{ConfigError, Result, TrainError};
 use crate::evaluator::Evaluator;
@@ -47,6 +49,8 @@ pub struct GameStats {
     pub draw_n_move: u64,
     /// Draws by the turn cap.
     pub draw_turn_cap: u64,
+    /// Games ended when they entered the endgame tables (counted with their exact result).
+    pub tablebase_adjudicated: u64,
 }
 
 impl GameStats {
@@ -78,6 +82,17 @@ impl GameStats {
         }
     }
 
+    fn record_adjudicated(&mut self, outcome: Outcome, plies: usize) {
+        self.games += 1;
+        self.plies += plies as u64;
+        self.tablebase_adjudicated += 1;
+        match outcome {
+            Outcome::Win { winner: Color::White, .. } => self.white_wins += 1,
+            Outcome::Win { .. } => self.black_wins += 1,
+            _ => self.draws += 1,
+        }
+    }
+
     /// Adds `other`'s counts to these.
     pub fn merge(&mut self, other: GameStats) {
         self.games += other.games;
@@ -91,6 +106,7 @@ impl GameStats {
         self.draw_repetition += other.draw_repetition;
         self.draw_n_move += other.draw_n_move;
         self.draw_turn_cap += other.draw_turn_cap;
+        self.tablebase_adjudicated += other.tablebase_adjudicated;
     }
 
     /// The scalars to log: mean game length and the fractions of each result and reason.
@@ -110,6 +126,7 @@ impl GameStats {
             ("selfplay/reason_repetition", self.draw_repetition as f32 / g),
             ("selfplay/reason_n_move", self.draw_n_move as f32 / g),
             ("selfplay/reason_turn_cap", self.draw_turn_cap as f32 / g),
+            ("selfplay/tablebase_adjudicated", self.tablebase_adjudicated as f32 / g),
         ]
     }
 }
@@ -132,6 +149,10 @@ pub struct SelfPlay {
     pub positions: u64,
     /// Games finished since the start.
     pub games: u64,
+    /// Endgame tables that end a game once it enters them (see [`SelfPlay::adjudicate_with`]).
+    adjudicate: Option<SharedTablebase>,
+    /// Scratch: the games to restart after adjudication.
+    restart: Vec<bool>,
 }
 
 impl SelfPlay {
@@ -171,7 +192,17 @@ impl SelfPlay {
             stats: GameStats::default(),
             positions: 0,
             games: 0,
+            adjudicate: None,
+            restart: vec![false; n],
         })
+    }
+
+    /// Ends each game as soon as its position is inside `tablebase` (after a move, with both
+    /// hands empty and few enough pieces), with the tables' exact result as the value target of
+    /// its positions and in the game statistics (`tablebase_adjudicated` counts them).
+    pub fn adjudicate_with(mut self, tablebase: SharedTablebase) -> SelfPlay {
+        self.adjudicate = Some(tablebase);
+        self
     }
 
     /// Plays one move in every game: one search over all games (full or cheap, drawn for the
@@ -211,11 +242,34 @@ impl SelfPlay {
         }
         let reuse = self.full.config.reuse_tree;
         let (terminated, truncated) = (self.env.terminated(), self.env.truncated());
+        let mut any_restart = false;
         for (i, tree) in self.trees.iter_mut().enumerate() {
-            if terminated[i] || truncated[i] {
-                let outcome = self.env.final_outcome(i);
+            let adjudicated = match &self.adjudicate {
+                Some(tb) if !(terminated[i] || truncated[i]) => {
+                    tb.probe(self.env.game(i).position()).map(|p| {
+                        let me = self.env.game(i).current_player();
+                        match p.wdl {
+                            Wdl::Win => Outcome::Win { winner: me, reason: WinReason::TooFewPieces },
+                            Wdl::Loss => {
+                                Outcome::Win { winner: me.opponent(), reason: WinReason::TooFewPieces }
+                            }
+                            Wdl::Draw => Outcome::Draw(DrawReason::NMoveRule),
+                        }
+                    })
+                }
+                _ => None,
+            };
+            self.restart[i] = adjudicated.is_some();
+            any_restart |= adjudicated.is_some();
+            if terminated[i] || truncated[i] || adjudicated.is_some() {
+                let outcome = adjudicated.unwrap_or_else(|| self.env.final_outcome(i));
                 let plies = tree.game().actions().len() + 1;
-                self.stats.record(outcome, plies);
+                if adjudicated.is_some() {
+                    // The exact result, without a reason of its own: counted apart.
+                    self.stats.record_adjudicated(outcome, plies);
+                } else {
+                    self.stats.record(outcome, plies);
+                }
                 self.games += 1;
                 for p in self.pending[i].drain(..) {
                     self.ready.push(Sample {
@@ -226,10 +280,20 @@ impl SelfPlay {
                         full_search: p.full_search,
                     });
                 }
-                tree.reset(self.env.game(i));
+                if adjudicated.is_none() {
+                    tree.reset(self.env.game(i));
+                }
             } else {
                 tree.advance(self.actions[i], reuse)
                     .map_err(|e| TrainError::Internal(format!("self-play tree, game {i}: {e}")))?;
+            }
+        }
+        if any_restart {
+            self.env.restart(&self.restart);
+            for (i, tree) in self.trees.iter_mut().enumerate() {
+                if self.restart[i] {
+                    tree.reset(self.env.game(i));
+                }
             }
         }
         Ok(())
@@ -304,5 +368,37 @@ mod tests {
         let decisive = stats.white_wins + stats.black_wins;
         assert_eq!(decisive > 0, samples.iter().any(|s| s.outcome == 1));
         assert_eq!(decisive > 0, samples.iter().any(|s| s.outcome == -1));
+    }
+
+    #[test]
+    fn games_entering_the_tables_end_with_the_exact_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = Rules::standard();
+        morris_env::tablebase::build(dir.path(), 4, &rules, &|_| {}).unwrap();
+        let tb = SharedTablebase::open(dir.path()).unwrap();
+        let config = SelfPlayConfig {
+            parallel_games: 16,
+            simulations: 4,
+            cheap_simulations: 2,
+            opening_plies: 2,
+            ..SelfPlayConfig::default()
+        };
+        let mcts = MctsConfig { tablebase: Some(tb.clone()), ..MctsConfig::default() };
+        let mut sp = SelfPlay::new(&config, &mcts, rules, 5).unwrap().adjudicate_with(tb.clone());
+        let mut eval = UniformEvaluator;
+        let mut stats = GameStats::default();
+        while stats.tablebase_adjudicated < 3 && sp.games < 400 {
+            sp.step(&mut eval).unwrap();
+            stats.merge(sp.take_stats());
+        }
+        assert!(stats.tablebase_adjudicated >= 3, "{stats:?}");
+        assert_eq!(stats.white_wins + stats.draws + stats.black_wins, stats.games);
+        // No game is played on inside the tables: no sample is a table position.
+        let samples = sp.take_samples();
+        assert!(samples.iter().all(|s| tb.probe(&s.position).is_none()));
+        // Every env still plays a live game.
+        for i in 0..16 {
+            assert!(!sp.env.game(i).outcome().is_terminal());
+        }
     }
 }

@@ -203,3 +203,47 @@ fn cached_evaluator_returns_the_inner_results_and_counts_hits() {
         assert_eq!(out.prior_row(j), direct.prior_row(i));
     }
 }
+
+#[test]
+fn endgame_tables_give_exact_leaf_values_and_the_move_at_a_table_root() {
+    use morris_env::tablebase::{self, SharedTablebase, Wdl};
+    let dir = tempfile::tempdir().unwrap();
+    let rules = Rules::standard();
+    tablebase::build(dir.path(), 4, &rules, &|_| {}).unwrap();
+    let tb = SharedTablebase::open(dir.path()).unwrap();
+    let config = MctsConfig { num_simulations: 64, tablebase: Some(tb.clone()), ..MctsConfig::default() };
+    let mut rng = morris_env::Rng::seed_from_u64(9);
+    let (mut wins, mut losses) = (0, 0);
+    while wins < 20 || losses < 5 {
+        let p = tb.random_position(&mut rng);
+        let value = tb.probe(&p).unwrap().wdl;
+        if value == Wdl::Draw || (value == Wdl::Win && wins >= 20) || (value == Wdl::Loss && losses >= 5) {
+            continue;
+        }
+        let game = Game::from_position(rules, p);
+        // A uniform network knows nothing: the exact values of the table leaves decide.
+        let (a, tree) = best(&game, config.clone(), &mut UniformEvaluator);
+        let mut after = game.clone();
+        after.apply(a).unwrap();
+        let kept = if after.current_player() == game.current_player() {
+            tb.probe(after.position()).unwrap().wdl
+        } else {
+            match after.outcome() {
+                morris_env::Outcome::Win { winner, .. } if winner == game.current_player() => Wdl::Win,
+                morris_env::Outcome::Win { .. } => Wdl::Loss,
+                _ => tb.probe(after.position()).unwrap().wdl.flip(),
+            }
+        };
+        assert_eq!(kept, value, "the chosen move {} keeps the value", notation(&game, a));
+        let (visits, v) = tree.root_value();
+        assert!(visits > 0);
+        // Every child of a table root is valued exactly: at a lost root, every one loses
+        // (only the root's own first evaluation by the uniform network is not −1).
+        if value == Wdl::Win {
+            wins += 1;
+        } else {
+            assert!(v < -0.9, "a lost root is valued {v}");
+            losses += 1;
+        }
+    }
+}

@@ -204,7 +204,7 @@ fn the_counter_is_respected() {
     let (i, &v) =
         values.iter().enumerate().find(|&(_, &v)| v & WIN != 0 && v & DIST > 3).expect("a long win");
     let (m, o, _) = tb.ix.position(4, 4, i);
-    let d = (v & DIST) as u16;
+    let d = v & DIST;
     let pos = position_from_bits(m, o);
     assert_eq!(tb.probe(&pos.with_counters(0, 100 - d)).map(|p| p.wdl), Some(Wdl::Win));
     assert_eq!(tb.probe(&pos.with_counters(0, 101 - d)).map(|p| p.wdl), Some(Wdl::Draw));
@@ -259,9 +259,7 @@ fn summaries_count_every_class_once() {
         if m.count_ones() != 3 {
             continue;
         }
-        let mut rest = !m & 0xff_ffff;
-        // Count opponent sets through the index: distinct slots.
-        let _ = &mut rest;
+        // Every opponent set, through the index: the distinct slots are the classes.
         for_each_subset(!m & 0xff_ffff, 3, &mut |o| {
             seen.insert(ix.index(m, o));
         });

@@ -52,6 +52,9 @@ pub struct Judgement {
     pub ms_per_move: f64,
     /// Simulations per network move.
     pub simulations: u32,
+    /// The network's accuracy against the endgame tables (searching without them), when
+    /// `[tablebase]` asks for it.
+    pub tablebase: Option<morris_env::tablebase::Accuracy>,
 }
 
 /// Rates a network during training. Called from a background thread inside a one-thread rayon
@@ -141,6 +144,16 @@ impl Judgement {
             values.push(("eval/elo_low95".into(), e.low95 as f32));
             values.push(("eval/elo_high95".into(), e.high95 as f32));
         }
+        if let Some(a) = &self.tablebase {
+            let (p, lo, hi) = a.kept_fraction();
+            values.push(("eval/tb_accuracy".into(), p as f32));
+            values.push(("eval/tb_accuracy_low95".into(), lo as f32));
+            values.push(("eval/tb_accuracy_high95".into(), hi as f32));
+            let n = a.positions.max(1) as f32;
+            values.push(("eval/tb_win_to_draw".into(), a.win_to_draw as f32 / n));
+            values.push(("eval/tb_win_to_loss".into(), a.win_to_loss as f32 / n));
+            values.push(("eval/tb_draw_to_loss".into(), a.draw_to_loss as f32 / n));
+        }
         values
     }
 
@@ -150,6 +163,9 @@ impl Judgement {
             self.results.iter().map(|r| format!("{} {:.0}%", r.label, 100.0 * r.score())).collect();
         if let Some(e) = self.elo {
             parts.push(format!("Elo {e}"));
+        }
+        if let Some(a) = &self.tablebase {
+            parts.push(format!("TB {:.1}%", 100.0 * a.kept_fraction().0));
         }
         parts.join(" ")
     }

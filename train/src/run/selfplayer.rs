@@ -54,13 +54,21 @@ impl SelfPlayer {
     ) -> Result<SelfPlayer> {
         let total = config.selfplay.parallel_games;
         let n = groups.clamp(1, total);
+        let tablebase = config.open_tablebase()?;
+        let mcts = crate::mcts::MctsConfig {
+            tablebase: tablebase.clone().filter(|_| config.tablebase.search),
+            ..config.mcts.clone()
+        };
         let mut out = Vec::with_capacity(n);
         for g in 0..n {
             let games = total / n + usize::from(g < total % n);
             let sp_config =
                 crate::config::SelfPlayConfig { parallel_games: games, ..config.selfplay.clone() };
             let group_seed = Rng::derive(seed, GROUP_STREAM, g as u64);
-            let play = SelfPlay::new(&sp_config, &config.mcts, rules, group_seed)?;
+            let mut play = SelfPlay::new(&sp_config, &mcts, rules, group_seed)?;
+            if let Some(tb) = tablebase.clone().filter(|_| config.tablebase.adjudicate) {
+                play = play.adjudicate_with(tb);
+            }
             out.push((play, NetEvaluator::new(model.clone(), device.clone())));
         }
         Ok(SelfPlayer {

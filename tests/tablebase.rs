@@ -1,0 +1,226 @@
+//! End-to-end tests of the tablebase surfaces through the real binaries: `morris tablebase
+//! build` and `probe`, `tb=` in agent specs, `eval accuracy`, and `[tablebase]` in a training
+//! run (exact search values, adjudicated self-play, the accuracy figure in the metrics), with
+//! the errors for missing, damaged or mismatched tables.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin).args(args).output().expect("run binary")
+}
+
+fn morris(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_morris"), args)
+}
+
+fn eval(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_eval"), args)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Tables up to 4 pieces a side, built once by the binary for every test here.
+fn tables() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let o = morris(&["tablebase", "build", "--max-pieces", "4", "--out", dir.path().to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{out}{err}");
+        for sector in ["3v3", "4v3", "3v4", "4v4"] {
+            assert!(out.contains(&format!("{sector} built: ")), "{out}");
+            assert!(dir.path().join(format!("sector-{sector}.tb")).exists());
+        }
+        assert!(out.contains("4 sectors in"), "{out}");
+        dir
+    })
+    .path()
+}
+
+#[test]
+fn build_resumes_and_probe_prints_values_and_moves() {
+    let dir = tables();
+    let d = dir.to_str().unwrap();
+    // A second build keeps every verified sector.
+    let o = morris(&["tablebase", "build", "--max-pieces", "4", "--out", d]);
+    let out = text(&o).0;
+    assert!(o.status.success() && out.matches(" kept: ").count() == 4, "{out}");
+    // White, flying, closes a7-d7-g7 with g1-g7: the removal leaves Black 2 pieces, a win in 1.
+    let o = morris(&[
+        "tablebase",
+        "probe",
+        "--dir",
+        d,
+        "--white",
+        "a7 d7 g1",
+        "--black",
+        "a1 b2 c3",
+        "--to-move",
+        "white",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("value for White to move: win (1 plies"), "{out}");
+    assert!(out.lines().any(|l| l.trim_start().starts_with("g1-g7") && l.contains("win (1 plies")), "{out}");
+    // The same position reached by moves is out of the tables while pieces are in hand.
+    let o = morris(&["tablebase", "probe", "--dir", d, "--moves", "d6 a1"]);
+    assert!(!o.status.success() && text(&o).1.contains("not in the tablebase"), "{}", text(&o).1);
+    // Bad input: a point that does not exist, a missing directory, a size out of range.
+    let o = morris(&["tablebase", "probe", "--dir", d, "--white", "a7 z9 g1", "--black", "a1 b2 c3"]);
+    assert!(!o.status.success() && text(&o).1.contains("'z9'"), "{}", text(&o).1);
+    let o = morris(&[
+        "tablebase",
+        "probe",
+        "--dir",
+        "/nonexistent/tables",
+        "--white",
+        "a7 d7 g1",
+        "--black",
+        "a1 b2 c3",
+    ]);
+    assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
+    let o = morris(&["tablebase", "build", "--max-pieces", "9", "--out", d]);
+    assert!(!o.status.success() && text(&o).1.contains("--max-pieces 9"), "{}", text(&o).1);
+    // Tables built for the standard rules do not serve OpenSpiel's (no N-move rule).
+    let o = morris(&[
+        "tablebase",
+        "probe",
+        "--dir",
+        d,
+        "--white",
+        "a7 d7 g1",
+        "--black",
+        "a1 b2 c3",
+        "--rules",
+        "openspiel",
+    ]);
+    assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);
+}
+
+#[test]
+fn a_damaged_sector_is_named_and_rebuilt_without_losing_it() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let d = scratch.path().to_str().unwrap();
+    assert!(morris(&["tablebase", "build", "--max-pieces", "3", "--out", d]).status.success());
+    let path = scratch.path().join("sector-3v3.tb");
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[500] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let o = morris(&["tablebase", "probe", "--dir", d, "--white", "a7 d7 g1", "--black", "a1 b2 c3"]);
+    assert!(!o.status.success() && text(&o).1.contains("checksum mismatch"), "{}", text(&o).1);
+    let o = eval(&["match", &format!("minimax:depth=1,tb={d}"), "random", "--pairs", "1"]);
+    assert!(!o.status.success() && text(&o).1.contains("sector-3v3.tb"), "{}", text(&o).1);
+    let o = morris(&["tablebase", "build", "--max-pieces", "3", "--out", d]);
+    assert!(o.status.success() && text(&o).0.contains("set aside"), "{}", text(&o).0);
+    assert!(scratch.path().join("sector-3v3.tb.corrupt-1").exists());
+}
+
+#[test]
+fn agents_with_tables_play_and_are_measured_against_them() {
+    let d = tables().to_str().unwrap();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let games = scratch.path().join("games.jsonl");
+    let o = eval(&[
+        "match",
+        &format!("minimax:depth=2,tb={d}"),
+        "minimax:depth=2",
+        "--pairs",
+        "2",
+        "--out",
+        games.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains(&format!("minimax:depth=2,tb={d} vs minimax:depth=2")), "{out}");
+    // Minimax with the tables keeps every value; a depth-1 search without them does not.
+    let json = scratch.path().join("acc.json");
+    let o = eval(&[
+        "accuracy",
+        &format!("minimax:depth=1,tb={d}"),
+        "--tb",
+        d,
+        "--uniform",
+        "300",
+        "--games",
+        games.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let uniform = &report["rows"][0]["accuracy"];
+    assert_eq!(report["rows"][0]["source"], "uniform");
+    assert_eq!(uniform["positions"], 300);
+    assert_eq!(uniform["kept"], 300, "{out}");
+    let o = eval(&["accuracy", "random", "--tb", d, "--uniform", "300"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("uniform        300"), "{out}{err}");
+    let kept: u64 = out
+        .lines()
+        .nth(2)
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|k| k.trim_end_matches('%').parse::<f64>().ok())
+        .map(|p| p as u64)
+        .unwrap_or(100);
+    assert!(kept < 100, "random moves all keep the value? {out}");
+    // Bad input.
+    let o = eval(&["accuracy", "random", "--tb", "/nonexistent/tables"]);
+    assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
+    let o = eval(&["match", "minimax:depth=1,tb=/nonexistent/tables", "random", "--pairs", "1"]);
+    assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
+    let o = eval(&[
+        "match",
+        &format!("minimax:depth=1,tb={d}"),
+        "random",
+        "--pairs",
+        "1",
+        "--rules",
+        "openspiel",
+    ]);
+    assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);
+}
+
+#[test]
+fn a_training_run_uses_the_tables_and_logs_the_accuracy() {
+    let d = tables().to_str().unwrap();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let run_dir = scratch.path().join("run");
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
+    let tb_dir = format!("tablebase.dir=\"{d}\"");
+    let o = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", tiny.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap(), "--quiet"])
+        .args(["--set", "schedule.total_steps=40", "--set", "schedule.eval_every=40"])
+        .args([
+            "--set",
+            &tb_dir,
+            "--set",
+            "tablebase.adjudicate=true",
+            "--set",
+            "tablebase.accuracy_positions=50",
+        ])
+        .output()
+        .expect("train");
+    assert!(o.status.success(), "{}", text(&o).1);
+    let metrics = fs::read_to_string(run_dir.join("metrics.jsonl")).unwrap();
+    assert!(metrics.contains("\"eval/tb_accuracy\""), "no accuracy in the metrics");
+    assert!(metrics.contains("\"selfplay/tablebase_adjudicated\""), "no adjudication figure");
+    // A missing directory is named before the run directory is made.
+    let other = scratch.path().join("other");
+    let o = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", tiny.to_str().unwrap(), "--run-dir", other.to_str().unwrap(), "--quiet"])
+        .args(["--set", "tablebase.dir=\"/nonexistent/tables\""])
+        .output()
+        .expect("train");
+    let err = text(&o).1;
+    assert!(
+        !o.status.success() && err.contains("tablebase.dir") && err.contains("/nonexistent/tables"),
+        "{err}"
+    );
+    assert!(!other.exists(), "nothing is written for a bad config");
+}
