@@ -114,6 +114,15 @@ pub fn build(
     let mut solved: Vec<Vec<Option<Vec<u16>>>> = vec![vec![None; max_side + 1]; max_side + 1];
     let mut summaries = Vec::new();
     for (a, b) in pairs(max_side) {
+        // Removals from this pair lead one piece down; sectors further down are no longer
+        // needed (pairs come in order of total pieces), so memory holds two layers at most.
+        for (m, row) in solved.iter_mut().enumerate() {
+            for (o, sector) in row.iter_mut().enumerate() {
+                if m + o + 1 < a + b {
+                    *sector = None;
+                }
+            }
+        }
         let sectors: Vec<(usize, usize)> = if a == b { vec![(a, b)] } else { vec![(a, b), (b, a)] };
         // Keep the pair if every sector of it verifies.
         let mut kept = Vec::new();
