@@ -170,6 +170,8 @@ fn agents_with_tables_play_and_are_measured_against_them() {
         .unwrap_or(100);
     assert!(kept < 100, "random moves all keep the value? {out}");
     // Bad input.
+    let o = eval(&["accuracy", "random", "--tb", d, "--uniform", "0"]);
+    assert!(!o.status.success() && text(&o).1.contains("no positions to measure"), "{}", text(&o).1);
     let o = eval(&["accuracy", "random", "--tb", "/nonexistent/tables"]);
     assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
     let o = eval(&["match", "minimax:depth=1,tb=/nonexistent/tables", "random", "--pairs", "1"]);

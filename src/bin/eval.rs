@@ -369,8 +369,16 @@ fn run(command: Command) -> Result<(), EvalError> {
                 ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
                 ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
             ];
+            if sources.iter().all(|(_, p)| p.is_empty()) {
+                return Err(EvalError::Usage(
+                    "no positions to measure: give --uniform N, or --games FILE with games that reach the tables".into(),
+                ));
+            }
             for (source, positions) in sources {
                 if positions.is_empty() {
+                    if source == "games" && !records.is_empty() {
+                        eprintln!("note: no position of the {} games is inside the tables", records.len());
+                    }
                     continue;
                 }
                 let acc = pool.install(|| accuracy::measure_spec(&spec, &table, &positions, seed))?;
