@@ -65,8 +65,8 @@ fn build_resumes_and_probe_prints_values_and_moves() {
     ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
-    assert!(out.contains("value for White to move: win (1 plies"), "{out}");
-    assert!(out.lines().any(|l| l.trim_start().starts_with("g1-g7") && l.contains("win (1 plies")), "{out}");
+    assert!(out.contains("value for White to move: win (1 ply to the next removal"), "{out}");
+    assert!(out.lines().any(|l| l.trim_start().starts_with("g1-g7") && l.contains("win (1 ply to")), "{out}");
     // The same position reached by moves is out of the tables while pieces are in hand.
     let o = morris(&["tablebase", "probe", "--dir", d, "--moves", "d6 a1"]);
     assert!(!o.status.success() && text(&o).1.contains("not in the tablebase"), "{}", text(&o).1);

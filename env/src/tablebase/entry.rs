@@ -84,7 +84,10 @@ impl fmt::Display for Probe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.wdl {
             Wdl::Draw => f.write_str("draw"),
-            w => write!(f, "{w} ({} plies to the next removal or the end)", self.plies),
+            w => {
+                let unit = if self.plies == 1 { "ply" } else { "plies" };
+                write!(f, "{w} ({} {unit} to the next removal or the end)", self.plies)
+            }
         }
     }
 }
