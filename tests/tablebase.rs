@@ -20,6 +20,13 @@ fn eval(args: &[&str]) -> Output {
     run(env!("CARGO_BIN_EXE_eval"), args)
 }
 
+/// `morris tablebase probe --dir DIR --white W --black B` and further arguments.
+fn probe(dir: &str, white: &str, black: &str, more: &[&str]) -> Output {
+    let mut args = vec!["tablebase", "probe", "--dir", dir, "--white", white, "--black", black];
+    args.extend_from_slice(more);
+    morris(&args)
+}
+
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -51,18 +58,7 @@ fn build_resumes_and_probe_prints_values_and_moves() {
     let out = text(&o).0;
     assert!(o.status.success() && out.matches(" kept: ").count() == 4, "{out}");
     // White, flying, closes a7-d7-g7 with g1-g7: the removal leaves Black 2 pieces, a win in 1.
-    let o = morris(&[
-        "tablebase",
-        "probe",
-        "--dir",
-        d,
-        "--white",
-        "a7 d7 g1",
-        "--black",
-        "a1 b2 c3",
-        "--to-move",
-        "white",
-    ]);
+    let o = probe(d, "a7 d7 g1", "a1 b2 c3", &["--to-move", "white"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(out.contains("value for White to move: win (1 ply to the next removal"), "{out}");
@@ -71,34 +67,14 @@ fn build_resumes_and_probe_prints_values_and_moves() {
     let o = morris(&["tablebase", "probe", "--dir", d, "--moves", "d6 a1"]);
     assert!(!o.status.success() && text(&o).1.contains("not in the tablebase"), "{}", text(&o).1);
     // Bad input: a point that does not exist, a missing directory, a size out of range.
-    let o = morris(&["tablebase", "probe", "--dir", d, "--white", "a7 z9 g1", "--black", "a1 b2 c3"]);
+    let o = probe(d, "a7 z9 g1", "a1 b2 c3", &[]);
     assert!(!o.status.success() && text(&o).1.contains("'z9'"), "{}", text(&o).1);
-    let o = morris(&[
-        "tablebase",
-        "probe",
-        "--dir",
-        "/nonexistent/tables",
-        "--white",
-        "a7 d7 g1",
-        "--black",
-        "a1 b2 c3",
-    ]);
+    let o = probe("/nonexistent/tables", "a7 d7 g1", "a1 b2 c3", &[]);
     assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
     let o = morris(&["tablebase", "build", "--max-pieces", "9", "--out", d]);
     assert!(!o.status.success() && text(&o).1.contains("--max-pieces 9"), "{}", text(&o).1);
     // Tables built for the standard rules do not serve OpenSpiel's (no N-move rule).
-    let o = morris(&[
-        "tablebase",
-        "probe",
-        "--dir",
-        d,
-        "--white",
-        "a7 d7 g1",
-        "--black",
-        "a1 b2 c3",
-        "--rules",
-        "openspiel",
-    ]);
+    let o = probe(d, "a7 d7 g1", "a1 b2 c3", &["--rules", "openspiel"]);
     assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);
 }
 
@@ -111,7 +87,7 @@ fn a_damaged_sector_is_named_and_rebuilt_without_losing_it() {
     let mut bytes = fs::read(&path).unwrap();
     bytes[500] ^= 1;
     fs::write(&path, &bytes).unwrap();
-    let o = morris(&["tablebase", "probe", "--dir", d, "--white", "a7 d7 g1", "--black", "a1 b2 c3"]);
+    let o = probe(d, "a7 d7 g1", "a1 b2 c3", &[]);
     assert!(!o.status.success() && text(&o).1.contains("checksum mismatch"), "{}", text(&o).1);
     let o = eval(&["match", &format!("minimax:depth=1,tb={d}"), "random", "--pairs", "1"]);
     assert!(!o.status.success() && text(&o).1.contains("sector-3v3.tb"), "{}", text(&o).1);

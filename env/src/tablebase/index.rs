@@ -218,16 +218,7 @@ impl Indexer {
         let side = &self.sides[a];
         let entry = side.of_set[colex_rank(mover) as usize];
         let class = &side.classes[(entry & 0xff_ffff) as usize];
-        let mapped = apply(&self.bytes, (entry >> 24) as usize, opponent);
-        let mut opp = mapped;
-        if class.stabiliser != 1 {
-            let mut stab = class.stabiliser & !1;
-            while stab != 0 {
-                let s = stab.trailing_zeros() as usize;
-                stab &= stab - 1;
-                opp = opp.min(apply(&self.bytes, s, mapped));
-            }
-        }
+        let opp = self.least_image(class.stabiliser, apply(&self.bytes, (entry >> 24) as usize, opponent));
         (entry & 0xff_ffff) as usize * binom(NUM_POINTS - a, b) as usize
             + colex_rank(compress(opp, class.rep)) as usize
     }
@@ -246,18 +237,21 @@ impl Indexer {
             bits &= bits - 1;
             opp |= 1 << class.free[j];
         }
-        let mut canonical = true;
-        if class.stabiliser != 1 {
-            let mut stab = class.stabiliser & !1;
-            while stab != 0 {
-                let s = stab.trailing_zeros() as usize;
-                stab &= stab - 1;
-                if apply(&self.bytes, s, opp) < opp {
-                    canonical = false;
-                }
-            }
+        (class.rep, opp, self.least_image(class.stabiliser, opp) == opp)
+    }
+
+    /// The smallest image of `set` under the symmetries in `stabiliser` (a mask over the 16,
+    /// identity included): the stored form of an opponent set in a symmetric class.
+    #[inline]
+    fn least_image(&self, stabiliser: u16, set: u32) -> u32 {
+        let mut least = set;
+        let mut others = stabiliser & !1;
+        while others != 0 {
+            let s = others.trailing_zeros() as usize;
+            others &= others - 1;
+            least = least.min(apply(&self.bytes, s, set));
         }
-        (class.rep, opp, canonical)
+        least
     }
 }
 
