@@ -287,6 +287,19 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
         assert!(!stderr.contains("panicked"), "{set}: {stderr}");
         assert!(!run.exists(), "nothing is started for a bad config");
     }
+    // Devices: one this build lacks, or an unknown name, stops the run before anything is
+    // written, naming the key (GPU devices that are absent: tests/gpu.rs).
+    for (set, key, name) in [
+        ("run.device=\"cuda:1\"", "run.device", "cuda:1"),
+        ("selfplay.device=\"tpu\"", "selfplay.device", "tpu"),
+    ] {
+        let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", set]);
+        let (_, stderr) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{set}: {stderr}");
+        assert!(stderr.contains(&format!("{key}: ")) && stderr.contains(name), "{set}: {stderr}");
+        assert!(stderr.contains("this build supports: flex"), "{set}: {stderr}");
+        assert!(!run.exists(), "nothing is written for a device that cannot be used");
+    }
     let empty = dir.join("empty.toml");
     fs::write(&empty, "\n").unwrap();
     let o = train(&["--config", empty.to_str().unwrap(), "--run-dir", run_s]);
@@ -305,6 +318,12 @@ fn bad_configs_and_checkpoints_fail_with_the_key_or_file_named() {
     // A corrupt checkpoint is named, and the process exits non-zero without a panic.
     let o = train(&["--config", &tiny(), "--run-dir", run_s, "--set", "schedule.total_steps=40", "--quiet"]);
     assert!(o.status.success(), "{}", text(&o).1);
+    // A worker asked for a device it cannot use writes nothing.
+    let shards = fs::read_dir(run.join("games")).unwrap().count();
+    let o = train(&["selfplay", "--run-dir", run_s, "--device", "tpu", "--wait", "0"]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success() && stderr.contains("--device: unknown device 'tpu'"), "{stderr}");
+    assert_eq!(fs::read_dir(run.join("games")).unwrap().count(), shards);
     let ckpt = run.join("checkpoints/step-40");
     fs::write(ckpt.join("optimizer.bpk"), b"not a burnpack").unwrap();
     let o = train(&["--resume", ckpt.to_str().unwrap(), "--set", "schedule.total_steps=50"]);

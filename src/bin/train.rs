@@ -72,6 +72,10 @@ enum Command {
         /// Seconds to wait for the run's config.toml to appear, if the learner has not started yet.
         #[arg(long, default_value_t = 120.0, value_name = "SECONDS")]
         wait: f64,
+        /// Device to play on (flex, wgpu, cuda, cuda:N), if not the run's selfplay.device (or
+        /// run.device): weights come from the published model files, whatever the learner's device.
+        #[arg(long, value_name = "NAME")]
+        device: Option<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -122,11 +126,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None => run_role(&cli.run, Role::Both, stop),
         Some(Command::Learn(args)) => run_role(&args, Role::Learn, stop),
-        Some(Command::Selfplay { run_dir, worker, minutes, wait, quiet }) => {
+        Some(Command::Selfplay { run_dir, worker, minutes, wait, device, quiet }) => {
             let options = WorkerOptions {
                 name: worker.unwrap_or_else(default_worker),
                 minutes,
                 wait: Duration::from_secs_f64(wait.clamp(0.0, 1e9)),
+                device,
                 quiet,
                 stop,
             };

@@ -50,7 +50,8 @@ pub struct RunConfig {
     pub output_dir: PathBuf,
     /// Worker threads (0: all cores).
     pub threads: usize,
-    /// Device: `flex` (CPU), or `cuda`, `cuda:N`, `wgpu` when built with those features.
+    /// The learner's device: `flex` (CPU), or `cuda`, `cuda:N`, `wgpu` when built with those
+    /// features. Also self-play's and the evaluation's, unless `selfplay.device` names another.
     pub device: String,
 }
 
@@ -103,6 +104,10 @@ pub struct SelfPlayConfig {
     pub opening_plies: u32,
     /// Positions per game shard written to `RUN/games/`.
     pub shard_positions: usize,
+    /// Device of self-play's (and the periodic evaluation's) network inference, when it is not
+    /// the learner's `run.device` (empty: the same). Weights reach it only through the model
+    /// versions the learner publishes to `RUN/models/`.
+    pub device: String,
 }
 
 impl Default for SelfPlayConfig {
@@ -117,6 +122,7 @@ impl Default for SelfPlayConfig {
             final_temperature: 0.0,
             opening_plies: 0,
             shard_positions: 2048,
+            device: String::new(),
         }
     }
 }
@@ -319,6 +325,12 @@ impl TrainConfig {
         toml::to_string(self).unwrap_or_default()
     }
 
+    /// The name of the device self-play and the evaluation run the network on:
+    /// `selfplay.device`, or the learner's `run.device` when that is empty.
+    pub fn selfplay_device(&self) -> &str {
+        if self.selfplay.device.trim().is_empty() { &self.run.device } else { &self.selfplay.device }
+    }
+
     /// The rules of the configured preset.
     ///
     /// # Errors
@@ -492,6 +504,25 @@ mod tests {
         for empty in ["", "  \n# only a comment\n"] {
             assert!(matches!(TrainConfig::from_toml(empty, &[]), Err(ConfigError::Empty)));
         }
+    }
+
+    /// Every shipped config parses and validates; the self-play device falls back to the
+    /// learner's.
+    #[test]
+    fn shipped_configs_are_valid() {
+        for (file, text) in [
+            ("tiny", include_str!("../../configs/tiny.toml")),
+            ("default", include_str!("../../configs/default.toml")),
+            ("large", include_str!("../../configs/large.toml")),
+            ("gpu", include_str!("../../configs/gpu.toml")),
+        ] {
+            let c = TrainConfig::from_toml(text, &[]).unwrap_or_else(|e| panic!("configs/{file}.toml: {e}"));
+            assert_eq!(c.selfplay_device(), c.run.device, "{file}");
+        }
+        let gpu =
+            TrainConfig::from_toml(include_str!("../../configs/gpu.toml"), &["selfplay.device=flex".into()]);
+        let gpu = gpu.unwrap();
+        assert_eq!((gpu.run.device.as_str(), gpu.selfplay_device()), ("cuda", "flex"));
     }
 
     #[test]

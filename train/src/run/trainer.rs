@@ -14,7 +14,6 @@ use super::metrics::{Clock, Interval, RunState, Sinks};
 use crate::config::TrainConfig;
 use crate::error::{Result, TrainError};
 use crate::learner::Learner;
-use crate::model::PolicyValueNet;
 use crate::replay::{Replay, TrainBatch};
 use crate::store::checkpoint::{self, CHECKPOINT_VERSION, CheckpointMeta};
 use crate::store::{RunDir, read_shard};
@@ -49,7 +48,8 @@ pub(crate) struct Trainer {
     config_text: String,
     pub(crate) rules: Rules,
     pub(crate) dir: RunDir,
-    pub(crate) device: Device,
+    /// The device self-play and the evaluation run the network on (`selfplay.device`).
+    pub(crate) inference_device: Device,
     pub(crate) learner: Learner,
     pub(crate) feed: Feed,
     /// Seeds self-play and evaluations (stored in checkpoints).
@@ -76,14 +76,15 @@ pub(crate) struct TrainerState {
 }
 
 impl Trainer {
-    /// A trainer for `config` in `dir` (the config's text is what checkpoints store).
+    /// A trainer for `config` in `dir` (the config's text is what checkpoints store), with
+    /// self-play and evaluations on `inference_device` (the learner has its own).
     ///
     /// # Errors
     /// An unknown rules preset, or log files that cannot be opened.
     pub(crate) fn new(
         config: TrainConfig,
         dir: RunDir,
-        device: Device,
+        inference_device: Device,
         state: TrainerState,
         judge: Option<Arc<dyn Judge>>,
         quiet: bool,
@@ -107,7 +108,7 @@ impl Trainer {
             config_text,
             rules,
             dir,
-            device,
+            inference_device,
             learner,
             feed,
             run_rng,
@@ -250,7 +251,8 @@ impl Trainer {
         }
         self.save_checkpoint()?;
         let seed = self.run_rng.next_u64();
-        let job = EvalJob::start(judge, self.learner.inference_model(), self.device.clone(), step, seed);
+        let job =
+            EvalJob::start(judge, self.learner.inference_model(), self.inference_device.clone(), step, seed);
         self.eval.job = Some(job);
         Ok(())
     }
@@ -306,27 +308,26 @@ impl Trainer {
     }
 
     /// Up to `max_steps` optimizer steps, as far as the reuse cap allows. Returns the number of
-    /// steps and the last model published meanwhile (for in-process self-play).
+    /// steps and whether a model version was published meanwhile (for in-process self-play).
     ///
     /// # Errors
     /// A diverging loss, or a file that cannot be written.
-    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<PolicyValueNet>)> {
-        let (mut steps, mut published) = (0, None);
+    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, bool)> {
+        let (mut steps, mut published) = (0, false);
         while steps < max_steps && self.can_train() {
-            if let Some(model) = self.train_step()? {
-                published = Some(model);
-            }
+            published |= self.train_step()?;
             steps += 1;
         }
         Ok((steps, published))
     }
 
-    fn train_step(&mut self) -> Result<Option<PolicyValueNet>> {
+    /// One optimizer step and what follows it; returns whether a model version was published.
+    fn train_step(&mut self) -> Result<bool> {
         let t = Instant::now();
         let lr = self.learner.next_learning_rate(self.progress());
         let batch_size = self.config.optimizer.batch_size;
         if !self.feed.replay.draw(batch_size, &self.rules, &mut self.feed.batch) {
-            return Ok(None);
+            return Ok(false);
         }
         let want_norm = (self.learner.step() + 1).is_multiple_of(self.config.schedule.log_every);
         let stats = self.learner.train_step(&self.feed.batch, lr, want_norm);
@@ -346,11 +347,8 @@ impl Trainer {
         if (publish || save) && !self.learner.weights_are_finite() {
             return Err(TrainError::NonFiniteWeights { step });
         }
-        let mut published = None;
         if publish {
-            let model = self.learner.inference_model();
-            self.dir.publish_model(step, &model)?;
-            published = Some(model);
+            self.dir.publish_model(step, &self.learner.inference_model())?;
         }
         // The run's last line waits for its final evaluation (see `log_last`).
         if log && !self.done() {
@@ -362,7 +360,7 @@ impl Trainer {
         if eval {
             self.start_eval()?;
         }
-        Ok(published)
+        Ok(publish)
     }
 
     /// Writes the metrics line of the current step, unless it has one already (the last line of

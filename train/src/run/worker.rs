@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::selfplayer::SelfPlayer;
 use super::stop::StopRequest;
-use super::{build_thread_pool, fnv};
+use super::{build_thread_pool, fnv, selfplay_device_key};
 use crate::config::TrainConfig;
-use crate::device::device_from_name;
+use crate::device::{describe, device_for_key};
 use crate::error::{Result, TrainError};
 use crate::store::files::read_text;
 use crate::store::sanitize_worker;
@@ -33,6 +33,9 @@ pub struct WorkerOptions {
     pub minutes: Option<f64>,
     /// How long to wait for the run's `config.toml` to appear.
     pub wait: Duration,
+    /// The device to play on, when not the run's (`selfplay.device`, else `run.device`): a
+    /// worker's machine often has other hardware than the learner's.
+    pub device: Option<String>,
     /// Print nothing but errors.
     pub quiet: bool,
     /// Set (by a signal handler) to stop: finished games are written, then the worker returns
@@ -68,7 +71,11 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     let text = read_text(&path)?;
     let config = TrainConfig::from_toml(&text, &[]).map_err(|e| TrainError::from(e).in_file(&path))?;
     build_thread_pool(config.run.threads)?;
-    let device = device_from_name(&config.run.device)?;
+    let (key, device_name) = match &options.device {
+        Some(name) => ("--device", name.as_str()),
+        None => (selfplay_device_key(&config), config.selfplay_device()),
+    };
+    let device = device_for_key(key, device_name)?;
     let rules = config.game_rules()?;
     let worker = sanitize_worker(&options.name);
     // One process per worker name: two would write the same shard names over each other.
@@ -107,7 +114,7 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     let writer = ShardWriter::new(&dir, &worker);
     let seed = morris_env::Rng::derive(config.run.seed ^ fnv(&worker), WORKER_STREAM, writer.next_seq());
     let mut sp = SelfPlayer::new(&config, rules, model, &device, writer, seed, rayon::current_num_threads())?;
-    say(&format!("self-play worker {worker}: playing with {current}"));
+    say(&format!("self-play worker {worker}: playing with {current} on {}", describe(device_name, &device)));
     let mut last_check = Instant::now();
     let mut last_report = Instant::now();
     while !out_of_time() {

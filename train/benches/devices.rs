@@ -1,0 +1,108 @@
+//! Network throughput on one device (`MORRIS_DEVICE`, default `flex`): inference through
+//! `NetEvaluator` at batches up to 4096 and learner steps, for the default network (128 x 4)
+//! and a GPU-sized one (256 x 8, as in `configs/gpu.toml`).
+//!
+//! ```text
+//! cargo bench -p morris-train --bench devices -- --warm-up-time 1 --measurement-time 3
+//! MORRIS_DEVICE=wgpu cargo bench -p morris-train --features wgpu --bench devices -- ...
+//! MORRIS_DEVICE=cuda cargo bench -p morris-train --features cuda --bench devices -- ...
+//! ```
+//! Inference reports leaves per second, learning samples per second (one AdamW step on a
+//! batch of that many positions).
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use morris_env::{ActionMask, Game, Rng, Rules};
+use morris_train::config::OptimizerConfig;
+use morris_train::device::{describe, device_from_name};
+use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
+use morris_train::learner::Learner;
+use morris_train::model::NetConfig;
+use morris_train::net_evaluator::NetEvaluator;
+use morris_train::replay::{Augment, TrainBatch};
+use morris_train::sample::Sample;
+
+const INFERENCE_BATCHES: [usize; 5] = [1, 64, 256, 1024, 4096];
+const LEARNER_BATCHES: [usize; 2] = [256, 1024];
+
+/// The default network and the GPU config's.
+fn networks() -> [(&'static str, NetConfig); 2] {
+    [
+        ("128x4", NetConfig::default()),
+        ("256x8", NetConfig { width: 256, blocks: 8, value_hidden: 128, ..NetConfig::default() }),
+    ]
+}
+
+/// `n` positions from seeded random games of 0–79 plies, with uniform policy targets.
+fn positions(n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>, Vec<Sample>) {
+    let rules = Rules::standard();
+    let mut rng = Rng::seed_from_u64(seed);
+    let (mut leaves, mut masks, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+    while leaves.len() < n {
+        let mut game = Game::new(rules);
+        let plies = rng.below(80);
+        game.play_random(&mut rng, plies);
+        let mask = game.legal_actions();
+        if mask.is_empty() {
+            continue;
+        }
+        let k = mask.count() as f32;
+        samples.push(Sample {
+            position: *game.position(),
+            repetitions: game.repetitions() as u8,
+            policy: mask.iter().map(|a| (a, 1.0 / k)).collect(),
+            outcome: [1i8, 0, -1][leaves.len() % 3],
+            full_search: true,
+        });
+        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
+        masks.push(mask);
+    }
+    (leaves, masks, samples)
+}
+
+fn devices(c: &mut Criterion) {
+    let name = std::env::var("MORRIS_DEVICE").unwrap_or_else(|_| "flex".into());
+    let device = match device_from_name(&name) {
+        Ok(device) => device,
+        Err(e) => {
+            eprintln!("MORRIS_DEVICE: {e}");
+            std::process::exit(2);
+        }
+    };
+    eprintln!("device: {}", describe(&name, &device));
+    let rules = Rules::standard();
+    let largest = INFERENCE_BATCHES.iter().chain(&LEARNER_BATCHES).copied().max().unwrap_or(1);
+    let (leaves, masks, samples) = positions(largest, 2024);
+    let mut group = c.benchmark_group(format!("devices/{name}"));
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    for (label, net) in networks() {
+        device.seed(1);
+        let model = net.init(&device);
+        let mut eval = NetEvaluator::new(model, device.clone());
+        let mut out = EvalBatch::default();
+        for batch in INFERENCE_BATCHES {
+            group.throughput(Throughput::Elements(batch as u64));
+            group.bench_function(BenchmarkId::new(format!("inference/{label}"), batch), |b| {
+                b.iter(|| {
+                    eval.evaluate(&rules, &leaves[..batch], &masks[..batch], &mut out);
+                    black_box(&out.values);
+                })
+            });
+        }
+        let opt = OptimizerConfig { warmup_steps: 0, ..OptimizerConfig::default() };
+        let mut learner = Learner::new(&net, &opt, &device);
+        for batch in LEARNER_BATCHES {
+            let data = TrainBatch::from_samples(&samples[..batch], &rules, Augment::None);
+            group.throughput(Throughput::Elements(batch as u64));
+            group.bench_function(BenchmarkId::new(format!("learn/{label}"), batch), |b| {
+                // The step reads its losses back, so the device has finished when it returns.
+                b.iter(|| black_box(learner.train_step(&data, 1e-4, false).loss.total))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, devices);
+criterion_main!(benches);
