@@ -8,13 +8,15 @@
 //! MORRIS_DEVICE=cuda cargo bench -p morris-train --features cuda --bench devices -- ...
 //! ```
 //! Inference reports leaves per second, learning samples per second (one AdamW step on a
-//! batch of that many positions).
+//! batch of that many positions), self-play positions per second (one move in each of 256
+//! games, searched as `configs/default.toml` does, by one group on one evaluator; default
+//! network only).
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use morris_env::{ActionMask, Game, Rng, Rules};
-use morris_train::config::OptimizerConfig;
+use morris_train::config::{OptimizerConfig, SelfPlayConfig};
 use morris_train::device::{describe, device_from_name};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::learner::Learner;
@@ -22,6 +24,7 @@ use morris_train::model::NetConfig;
 use morris_train::net_evaluator::NetEvaluator;
 use morris_train::replay::{Augment, TrainBatch};
 use morris_train::sample::Sample;
+use morris_train::selfplay::SelfPlay;
 
 const INFERENCE_BATCHES: [usize; 5] = [1, 64, 256, 1024, 4096];
 const LEARNER_BATCHES: [usize; 2] = [256, 1024];
@@ -101,6 +104,21 @@ fn devices(c: &mut Criterion) {
             });
         }
     }
+    // Self-play: the default config's searches (100 full / 25 cheap simulations, a quarter
+    // full), 256 games, the default network.
+    device.seed(1);
+    let mut eval = NetEvaluator::new(NetConfig::default().init(&device), device.clone());
+    let games = 256;
+    let config = SelfPlayConfig { parallel_games: games, opening_plies: 2, ..SelfPlayConfig::default() };
+    let mcts = morris_train::mcts::MctsConfig::default();
+    let mut play = SelfPlay::new(&config, &mcts, rules, 7).expect("a valid self-play config");
+    group.throughput(Throughput::Elements(games as u64));
+    group.bench_function(BenchmarkId::new("selfplay/128x4", games), |b| {
+        b.iter(|| {
+            play.step(&mut eval).expect("a self-play step");
+            black_box(play.take_samples());
+        })
+    });
     group.finish();
 }
 
