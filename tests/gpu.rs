@@ -54,30 +54,11 @@ fn gpu(name: &str) -> Option<Device> {
     }
 }
 
-/// `n` positions from seeded random games of 0–79 plies, with their legal moves.
-fn leaves(n: usize, seed: u64) -> (Vec<Leaf>, Vec<morris_env::ActionMask>) {
-    let rules = Rules::standard();
-    let mut rng = Rng::seed_from_u64(seed);
-    let (mut leaves, mut masks) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    while leaves.len() < n {
-        let mut game = Game::new(rules);
-        let plies = rng.below(80);
-        game.play_random(&mut rng, plies);
-        let mask = game.legal_actions();
-        if mask.is_empty() {
-            continue;
-        }
-        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
-        masks.push(mask);
-    }
-    (leaves, masks)
-}
-
 /// (a) The same weights evaluate the same positions alike on flex and on `name`.
 fn evaluations_agree(name: &str, tol: Tolerance) {
     let Some(gpu) = gpu(name) else { return };
     let rules = Rules::standard();
-    let (leaves, masks) = leaves(512, 7);
+    let (leaves, masks) = Leaf::random_batch(rules, 512, 7);
     let flex = Device::flex();
     for trunk in Trunk::ALL {
         flex.seed(3);
@@ -163,7 +144,7 @@ fn learner_steps_agree(name: &str, tol: Tolerance) {
     let again = on_flex.train_step(&batches[0], 0.0, false).loss.total;
     assert!(again < first, "the loss on the first batch: {first} -> {again} (last step {last})");
     let rules = Rules::standard();
-    let (leaves, masks) = leaves(128, 9);
+    let (leaves, masks) = Leaf::random_batch(rules, 128, 9);
     let (mut a, mut b) = (EvalBatch::default(), EvalBatch::default());
     NetEvaluator::new(on_flex.inference_model(), flex).evaluate(&rules, &leaves, &masks, &mut a);
     // The GPU-trained weights, brought back to flex, as an exported model would be.
@@ -176,37 +157,34 @@ fn run(bin: &str, args: &[&str]) -> Output {
     Command::new(bin).args(args).output().expect("run a binary")
 }
 
+/// `train` on `configs/tiny.toml` into `run_dir` for 40 steps (evaluated at 40), with more
+/// `--set` overrides.
+fn train_tiny(run_dir: &Path, sets: &[&str]) -> Output {
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_train"));
+    cmd.args(["--config", tiny.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap()]);
+    for set in ["schedule.total_steps=40", "schedule.eval_every=40"].iter().chain(sets) {
+        cmd.args(["--set", set]);
+    }
+    cmd.output().expect("run train")
+}
+
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 /// (c) `configs/tiny.toml` with `run.device = name`: 40 steps, a checkpoint, a resume to 60
-/// steps, an export, and the exported model playing a match and a terminal game on flex. Then a
-/// run with the learner on `name` and self-play on flex, as with workers on CPU machines.
+/// steps, another to 70 on flex, an export, and the exported model playing a match on flex. Then a run with the
+/// learner on `name` and self-play on flex, as with workers on CPU machines.
 fn tiny_run_end_to_end(name: &str) {
     if gpu(name).is_none() {
         return;
     }
     let (train, eval) = (env!("CARGO_BIN_EXE_train"), env!("CARGO_BIN_EXE_eval"));
-    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let run_dir = scratch.path().join("run");
     let device = format!("run.device=\"{name}\"");
-    let o = run(
-        train,
-        &[
-            "--config",
-            tiny.to_str().unwrap(),
-            "--run-dir",
-            run_dir.to_str().unwrap(),
-            "--set",
-            &device,
-            "--set",
-            "schedule.total_steps=40",
-            "--set",
-            "schedule.eval_every=40",
-        ],
-    );
+    let o = train_tiny(&run_dir, &[&device]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains(&format!("device: {name}")) && out.contains("finished at step 40"), "{out}");
@@ -218,11 +196,29 @@ fn tiny_run_end_to_end(name: &str) {
     let out = text(&o);
     assert!(o.status.success() && out.contains("at step 40") && out.contains("finished at step 60"), "{out}");
 
+    // Checkpoints do not depend on the device: the run goes on on flex.
+    let o = run(
+        train,
+        &[
+            "--resume",
+            run_dir.to_str().unwrap(),
+            "--set",
+            "run.device=\"flex\"",
+            "--set",
+            "schedule.total_steps=70",
+        ],
+    );
+    let out = text(&o);
+    assert!(
+        o.status.success() && out.contains("device: flex") && out.contains("finished at step 70"),
+        "{out}"
+    );
+
     let model = scratch.path().join("model");
     let o =
         run(eval, &["export", "--checkpoint", run_dir.to_str().unwrap(), "--out", model.to_str().unwrap()]);
-    assert!(o.status.success() && text(&o).contains("exported step 60"), "{}", text(&o));
-    // `az:` agents and `eval play` load models on flex.
+    assert!(o.status.success() && text(&o).contains("exported step 70"), "{}", text(&o));
+    // `az:` agents load models on flex.
     let spec = format!("az:model={},sims=4", model.display());
     let games = scratch.path().join("games.jsonl");
     let o = run(eval, &["match", &spec, "random", "--pairs", "2", "--out", games.to_str().unwrap()]);
@@ -231,23 +227,7 @@ fn tiny_run_end_to_end(name: &str) {
 
     // Learner on the GPU device, self-play (and the evaluation) on flex.
     let mixed = scratch.path().join("mixed");
-    let o = run(
-        train,
-        &[
-            "--config",
-            tiny.to_str().unwrap(),
-            "--run-dir",
-            mixed.to_str().unwrap(),
-            "--set",
-            &device,
-            "--set",
-            "selfplay.device=\"flex\"",
-            "--set",
-            "schedule.total_steps=40",
-            "--set",
-            "schedule.eval_every=40",
-        ],
-    );
+    let o = train_tiny(&mixed, &[&device, "selfplay.device=\"flex\""]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
     assert!(out.contains(&format!("devices: learner {name}")) && out.contains("evaluation flex"), "{out}");

@@ -361,14 +361,16 @@ fn separate_learner_and_selfplay_workers_share_a_run_directory() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn the learner");
-    let workers: Vec<_> = ["w1", "w2"]
-        .iter()
-        .map(|w| {
-            Command::new(bin)
-                .args(["selfplay", "--run-dir", run_s, "--worker", w, "--quiet", "--minutes", "3"])
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn a worker")
+    // w2 names its device, as a worker on a machine unlike the learner's would.
+    let workers: Vec<_> = [("w1", None), ("w2", Some("flex"))]
+        .into_iter()
+        .map(|(w, device)| {
+            let mut worker = Command::new(bin);
+            worker.args(["selfplay", "--run-dir", run_s, "--worker", w, "--quiet", "--minutes", "3"]);
+            if let Some(device) = device {
+                worker.args(["--device", device]);
+            }
+            worker.stderr(Stdio::piped()).spawn().expect("spawn a worker")
         })
         .collect();
     let o = learner.wait_with_output().expect("learner");

@@ -15,7 +15,7 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use morris_env::{ActionMask, Game, Rng, Rules};
+use morris_env::{ActionMask, Rules};
 use morris_train::config::{OptimizerConfig, SelfPlayConfig};
 use morris_train::device::{describe, device_from_name};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
@@ -37,30 +37,22 @@ fn networks() -> [(&'static str, NetConfig); 2] {
     ]
 }
 
-/// `n` positions from seeded random games of 0–79 plies, with uniform policy targets.
+/// `n` positions from seeded random games, their legal moves, and samples of them with
+/// uniform policy targets.
 fn positions(n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>, Vec<Sample>) {
-    let rules = Rules::standard();
-    let mut rng = Rng::seed_from_u64(seed);
-    let (mut leaves, mut masks, mut samples) = (Vec::new(), Vec::new(), Vec::new());
-    while leaves.len() < n {
-        let mut game = Game::new(rules);
-        let plies = rng.below(80);
-        game.play_random(&mut rng, plies);
-        let mask = game.legal_actions();
-        if mask.is_empty() {
-            continue;
-        }
-        let k = mask.count() as f32;
-        samples.push(Sample {
-            position: *game.position(),
-            repetitions: game.repetitions() as u8,
-            policy: mask.iter().map(|a| (a, 1.0 / k)).collect(),
-            outcome: [1i8, 0, -1][leaves.len() % 3],
+    let (leaves, masks) = Leaf::random_batch(Rules::standard(), n, seed);
+    let samples = leaves
+        .iter()
+        .zip(&masks)
+        .enumerate()
+        .map(|(i, (leaf, mask))| Sample {
+            position: leaf.position,
+            repetitions: leaf.repetitions as u8,
+            policy: mask.iter().map(|a| (a, 1.0 / mask.count() as f32)).collect(),
+            outcome: [1i8, 0, -1][i % 3],
             full_search: true,
-        });
-        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
-        masks.push(mask);
-    }
+        })
+        .collect();
     (leaves, masks, samples)
 }
 

@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use burn::prelude::*;
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use morris_env::{ActionMask, Game, Rng, Rules};
+use morris_env::Rules;
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::model::{NetConfig, Trunk};
 use morris_train::net_evaluator::NetEvaluator;
@@ -15,28 +15,9 @@ use morris_train::net_evaluator::NetEvaluator;
 const BATCHES: [usize; 4] = [1, 64, 256, 1024];
 const THREADS: [usize; 2] = [1, 2];
 
-/// `n` leaves from seeded random games of 0–79 plies, skipping finished games.
-fn leaves(rules: Rules, n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>) {
-    let mut rng = Rng::seed_from_u64(seed);
-    let mut leaves = Vec::with_capacity(n);
-    let mut masks = Vec::with_capacity(n);
-    while leaves.len() < n {
-        let mut game = Game::new(rules);
-        let plies = rng.below(80);
-        game.play_random(&mut rng, plies);
-        let mask = game.legal_actions();
-        if mask.is_empty() {
-            continue;
-        }
-        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
-        masks.push(mask);
-    }
-    (leaves, masks)
-}
-
 fn inference(c: &mut Criterion) {
     let rules = Rules::standard();
-    let (leaves, masks) = leaves(rules, *BATCHES.iter().max().unwrap_or(&1), 2024);
+    let (leaves, masks) = Leaf::random_batch(rules, *BATCHES.iter().max().unwrap_or(&1), 2024);
     let device = Device::flex();
     let mut group = c.benchmark_group("inference");
     // One iteration of the largest batches takes tens of milliseconds: sample flat.

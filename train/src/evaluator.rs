@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use morris_env::features::{OBS_LEN, encode};
-use morris_env::{ActionMask, NUM_ACTIONS, Position, Rng, Rules};
+use morris_env::{ActionMask, Game, NUM_ACTIONS, Position, Rng, Rules};
 
 /// A position to evaluate: the position itself and how often it has occurred (an input plane).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -13,6 +13,27 @@ pub struct Leaf {
     pub position: Position,
     /// Occurrences of this position in its game, counting now.
     pub repetitions: u32,
+}
+
+impl Leaf {
+    /// `n` leaves from seeded random games of 0 to 79 plies under `rules` (finished games
+    /// skipped), with their legal moves: the batches of benchmarks and backend comparisons.
+    pub fn random_batch(rules: Rules, n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>) {
+        let mut rng = Rng::seed_from_u64(seed);
+        let (mut leaves, mut masks) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        while leaves.len() < n {
+            let mut game = Game::new(rules);
+            let plies = rng.below(80);
+            game.play_random(&mut rng, plies);
+            let mask = game.legal_actions();
+            if mask.is_empty() {
+                continue;
+            }
+            leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
+            masks.push(mask);
+        }
+        (leaves, masks)
+    }
 }
 
 /// Evaluations of a batch of `B` leaves.

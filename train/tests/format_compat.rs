@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use burn::prelude::Device;
-use morris_env::{ActionMask, Game, Rng, Rules};
+use morris_env::Rules;
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::net_evaluator::NetEvaluator;
 use morris_train::store::{ModelCard, RunDir, checkpoint, export_checkpoint, load_model, read_shard};
@@ -14,28 +14,10 @@ fn fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/format-v1").join(path)
 }
 
-/// Positions from random games, with their legal moves.
-fn positions(n: usize) -> (Vec<Leaf>, Vec<ActionMask>) {
-    let mut rng = Rng::seed_from_u64(40);
-    let (mut leaves, mut masks) = (Vec::new(), Vec::new());
-    while leaves.len() < n {
-        let mut game = Game::new(Rules::standard());
-        let plies = rng.below(80);
-        game.play_random(&mut rng, plies);
-        let mask = game.legal_actions();
-        if mask.is_empty() {
-            continue;
-        }
-        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
-        masks.push(mask);
-    }
-    (leaves, masks)
-}
-
 fn outputs(dir: &std::path::Path) -> EvalBatch {
     let device = Device::flex();
     let (model, _) = load_model(dir, &device).expect("the model loads");
-    let (leaves, masks) = positions(24);
+    let (leaves, masks) = Leaf::random_batch(Rules::standard(), 24, 40);
     let mut out = EvalBatch::default();
     NetEvaluator::new(model, device).evaluate(&Rules::standard(), &leaves, &masks, &mut out);
     out
