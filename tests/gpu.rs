@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use burn::prelude::*;
-use morris_env::{Game, Rng, Rules};
+use morris_env::{Game, NUM_ACTIONS, Rng, Rules};
 use morris_train::device::device_from_name;
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::learner::Learner;
@@ -54,6 +54,11 @@ fn gpu(name: &str) -> Option<Device> {
     }
 }
 
+/// The largest difference between two equally long runs of numbers.
+fn max_difference(x: &[f32], y: &[f32]) -> f32 {
+    x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0, f32::max)
+}
+
 /// (a) The same weights evaluate the same positions alike on flex and on `name`.
 fn evaluations_agree(name: &str, tol: Tolerance) {
     let Some(gpu) = gpu(name) else { return };
@@ -66,8 +71,7 @@ fn evaluations_agree(name: &str, tol: Tolerance) {
         let (mut a, mut b) = (EvalBatch::default(), EvalBatch::default());
         NetEvaluator::new(model.clone(), flex.clone()).evaluate(&rules, &leaves, &masks, &mut a);
         NetEvaluator::new(model, gpu.clone()).evaluate(&rules, &leaves, &masks, &mut b);
-        let worst = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| (p - q).abs()).fold(0.0f32, f32::max);
-        let (dv, dp) = (worst(&a.values, &b.values), worst(&a.priors, &b.priors));
+        let (dv, dp) = (max_difference(&a.values, &b.values), max_difference(&a.priors, &b.priors));
         println!("{name} vs flex, {trunk}, 512 positions: values differ by <= {dv:e}, priors by <= {dp:e}");
         assert!(dv <= tol.eval && dp <= tol.eval, "{trunk}: values {dv}, priors {dp}");
         // Not trivially equal: the values and priors vary from position to position.
@@ -76,7 +80,7 @@ fn evaluations_agree(name: &str, tol: Tolerance) {
         assert!(a.values.iter().chain(&b.values).all(|v| v.is_finite() && v.abs() <= 1.0));
         // Priors: a distribution over each position's legal moves on both devices.
         for (i, mask) in masks.iter().enumerate() {
-            let row = &b.priors[i * 600..(i + 1) * 600];
+            let row = &b.priors[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS];
             let legal: f32 = mask.iter().map(|m| row[m.index()]).sum();
             assert!((legal - 1.0).abs() < 1e-3, "position {i}: legal priors sum to {legal}");
         }
@@ -121,7 +125,7 @@ fn learner_steps_agree(name: &str, tol: Tolerance) {
     let mut on_flex = Learner::from_model(start.clone(), 0, &opt, &flex);
     let mut on_gpu = Learner::from_model(start, 0, &opt, &gpu);
     let batches: Vec<TrainBatch> = (0..6).map(|s| batch(128, 40 + s)).collect();
-    let (mut first, mut last) = (0.0, 0.0);
+    let mut losses = Vec::with_capacity(batches.len());
     for (step, b) in batches.iter().enumerate() {
         let x = on_flex.train_step(b, 3e-3, true);
         let y = on_gpu.train_step(b, 3e-3, true);
@@ -135,21 +139,18 @@ fn learner_steps_agree(name: &str, tol: Tolerance) {
         }
         let (gx, gy) = (x.grad_norm.unwrap_or(f32::NAN), y.grad_norm.unwrap_or(f32::NAN));
         assert!((gx - gy).abs() <= tol.loss * gx.max(1.0), "step {step}: gradient norm {gx} vs {gy}");
-        if step == 0 {
-            first = x.loss.total;
-        }
-        last = x.loss.total;
+        losses.push(x.loss.total);
     }
     // The steps trained something (the same batches come back to the learner below).
     let again = on_flex.train_step(&batches[0], 0.0, false).loss.total;
-    assert!(again < first, "the loss on the first batch: {first} -> {again} (last step {last})");
+    assert!(again < losses[0], "the loss on the first batch: {} -> {again} (steps: {losses:?})", losses[0]);
     let rules = Rules::standard();
     let (leaves, masks) = Leaf::random_batch(rules, 128, 9);
     let (mut a, mut b) = (EvalBatch::default(), EvalBatch::default());
     NetEvaluator::new(on_flex.inference_model(), flex).evaluate(&rules, &leaves, &masks, &mut a);
     // The GPU-trained weights, brought back to flex, as an exported model would be.
     NetEvaluator::new(on_gpu.inference_model(), Device::flex()).evaluate(&rules, &leaves, &masks, &mut b);
-    let dv = a.values.iter().zip(&b.values).map(|(p, q)| (p - q).abs()).fold(0.0f32, f32::max);
+    let dv = max_difference(&a.values, &b.values);
     assert!(dv <= 100.0 * tol.eval, "values after training differ by {dv}");
 }
 

@@ -45,12 +45,15 @@ fn positions(n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>, Vec<Sample>) {
         .iter()
         .zip(&masks)
         .enumerate()
-        .map(|(i, (leaf, mask))| Sample {
-            position: leaf.position,
-            repetitions: leaf.repetitions as u8,
-            policy: mask.iter().map(|a| (a, 1.0 / mask.count() as f32)).collect(),
-            outcome: [1i8, 0, -1][i % 3],
-            full_search: true,
+        .map(|(i, (leaf, mask))| {
+            let share = 1.0 / mask.count() as f32;
+            Sample {
+                position: leaf.position,
+                repetitions: leaf.repetitions as u8,
+                policy: mask.iter().map(|a| (a, share)).collect(),
+                outcome: [1i8, 0, -1][i % 3],
+                full_search: true,
+            }
         })
         .collect();
     (leaves, masks, samples)

@@ -325,10 +325,14 @@ impl TrainConfig {
         toml::to_string(self).unwrap_or_default()
     }
 
-    /// The name of the device self-play and the evaluation run the network on:
-    /// `selfplay.device`, or the learner's `run.device` when that is empty.
-    pub fn selfplay_device(&self) -> &str {
-        if self.selfplay.device.trim().is_empty() { &self.run.device } else { &self.selfplay.device }
+    /// The device self-play and the evaluation run the network on, with the key that names it
+    /// (for errors): `selfplay.device`, or the learner's `run.device` when that is empty.
+    pub fn selfplay_device(&self) -> (&'static str, &str) {
+        if self.selfplay.device.trim().is_empty() {
+            ("run.device", &self.run.device)
+        } else {
+            ("selfplay.device", &self.selfplay.device)
+        }
     }
 
     /// The rules of the configured preset.
@@ -517,12 +521,12 @@ mod tests {
             ("gpu", include_str!("../../configs/gpu.toml")),
         ] {
             let c = TrainConfig::from_toml(text, &[]).unwrap_or_else(|e| panic!("configs/{file}.toml: {e}"));
-            assert_eq!(c.selfplay_device(), c.run.device, "{file}");
+            assert_eq!(c.selfplay_device(), ("run.device", c.run.device.as_str()), "{file}");
         }
         let gpu =
             TrainConfig::from_toml(include_str!("../../configs/gpu.toml"), &["selfplay.device=flex".into()]);
         let gpu = gpu.unwrap();
-        assert_eq!((gpu.run.device.as_str(), gpu.selfplay_device()), ("cuda", "flex"));
+        assert_eq!((gpu.run.device.as_str(), gpu.selfplay_device().1), ("cuda", "flex"));
     }
 
     #[test]

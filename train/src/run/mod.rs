@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use burn::prelude::Device;
 use morris_env::Rng;
 
 pub use judge::{Judge, Judgement, OpponentResult};
@@ -40,7 +39,6 @@ use crate::config::TrainConfig;
 use crate::device::{describe, device_for_key};
 use crate::error::{Result, TrainError};
 use crate::learner::Learner;
-use crate::model::PolicyValueNet;
 use crate::replay::Replay;
 use crate::store::checkpoint;
 use crate::store::checkpoint::Skipped;
@@ -190,7 +188,8 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
     build_thread_pool(config.run.threads)?;
     // Both devices are checked before anything is written.
     let device = device_for_key("run.device", &config.run.device)?;
-    let inference_device = device_for_key(selfplay_device_key(&config), config.selfplay_device())?;
+    let (selfplay_key, selfplay_name) = config.selfplay_device();
+    let inference_device = device_for_key(selfplay_key, selfplay_name)?;
     // Held until the run returns; the kernel releases them if the process dies.
     let mut locks = Vec::new();
     let mut notes = Vec::new();
@@ -274,13 +273,13 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
     }
     std::fs::create_dir_all(dir.games()).map_err(|e| TrainError::io("create", &dir.games(), e))?;
     write_atomic(&dir.config(), config.to_toml().as_bytes())?;
-    let devices = if config.selfplay_device().trim().eq_ignore_ascii_case(config.run.device.trim()) {
+    let devices = if device == inference_device {
         format!("device: {}", describe(&config.run.device, &device))
     } else {
         format!(
             "devices: learner {}, self-play and evaluation {}",
             describe(&config.run.device, &device),
-            describe(config.selfplay_device(), &inference_device)
+            describe(config.selfplay_device().1, &inference_device)
         )
     };
     let t = Trainer::new(config, dir, inference_device, state, judge, options.quiet)?;
@@ -299,22 +298,6 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
     let result = run(t, options);
     drop(locks);
     result
-}
-
-/// The config key that names self-play's device: `selfplay.device` when set, else `run.device`.
-pub(crate) fn selfplay_device_key(config: &TrainConfig) -> &'static str {
-    if config.selfplay.device.trim().is_empty() { "run.device" } else { "selfplay.device" }
-}
-
-/// Loads the newest published model version onto `device`: the only way weights reach
-/// self-play, in this process as in workers elsewhere.
-fn load_latest(dir: &RunDir, device: &Device) -> Result<PolicyValueNet> {
-    let name = dir.latest_model().ok_or_else(|| TrainError::NotFound {
-        what: "no published model in",
-        path: dir.models(),
-        hint: "(it was just written: was it removed?)".into(),
-    })?;
-    dir.load_published(&name, device)
 }
 
 /// Takes the learner's lock on the run directory and, when self-play runs in this process, the
@@ -336,13 +319,15 @@ fn lock_roles(dir: &RunDir, role: Role) -> Result<Vec<RoleLock>> {
 /// The main loop: self-play and learning until the budget is spent, then a last checkpoint and
 /// evaluation, and the summary.
 fn run(mut t: Trainer, options: &Options) -> Result<()> {
-    t.dir.publish_model(t.learner.step(), &t.learner.inference_model())?;
+    // Weights reach self-play only through the published model files, in this process as in
+    // workers elsewhere, whatever the two devices are.
+    let first = t.dir.publish_model(t.learner.step(), &t.learner.inference_model())?;
     let mut selfplay = match options.role {
         Role::Both => {
             let seed = t.run_rng.next_u64();
             let writer = ShardWriter::new(&t.dir, LOCAL_WORKER);
             let groups = rayon::current_num_threads();
-            let model = load_latest(&t.dir, &t.inference_device)?;
+            let model = t.dir.load_published(&first, &t.inference_device)?;
             Some(SelfPlayer::new(&t.config, t.rules, model, &t.inference_device, writer, seed, groups)?)
         }
         Role::Learn => {
@@ -383,8 +368,8 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
                 t.interval.add_selfplay(progress.positions, progress.evaluations, sp.take_stats());
                 t.clock.selfplay_s += secs;
                 wrote = progress.wrote_shard;
-                if published {
-                    sp.set_model(&load_latest(&t.dir, &t.inference_device)?);
+                if let Some(name) = published {
+                    sp.set_model(&t.dir.load_published(&name, &t.inference_device)?);
                 }
                 steps > 0
             }

@@ -308,26 +308,28 @@ impl Trainer {
     }
 
     /// Up to `max_steps` optimizer steps, as far as the reuse cap allows. Returns the number of
-    /// steps and whether a model version was published meanwhile (for in-process self-play).
+    /// steps and the last model version published meanwhile (for in-process self-play).
     ///
     /// # Errors
     /// A diverging loss, or a file that cannot be written.
-    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, bool)> {
-        let (mut steps, mut published) = (0, false);
+    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<String>)> {
+        let (mut steps, mut published) = (0, None);
         while steps < max_steps && self.can_train() {
-            published |= self.train_step()?;
+            if let Some(name) = self.train_step()? {
+                published = Some(name);
+            }
             steps += 1;
         }
         Ok((steps, published))
     }
 
-    /// One optimizer step and what follows it; returns whether a model version was published.
-    fn train_step(&mut self) -> Result<bool> {
+    /// One optimizer step and what follows it; returns the model version it published, if any.
+    fn train_step(&mut self) -> Result<Option<String>> {
         let t = Instant::now();
         let lr = self.learner.next_learning_rate(self.progress());
         let batch_size = self.config.optimizer.batch_size;
         if !self.feed.replay.draw(batch_size, &self.rules, &mut self.feed.batch) {
-            return Ok(false);
+            return Ok(None);
         }
         let want_norm = (self.learner.step() + 1).is_multiple_of(self.config.schedule.log_every);
         let stats = self.learner.train_step(&self.feed.batch, lr, want_norm);
@@ -347,9 +349,8 @@ impl Trainer {
         if (publish || save) && !self.learner.weights_are_finite() {
             return Err(TrainError::NonFiniteWeights { step });
         }
-        if publish {
-            self.dir.publish_model(step, &self.learner.inference_model())?;
-        }
+        let published =
+            if publish { Some(self.dir.publish_model(step, &self.learner.inference_model())?) } else { None };
         // The run's last line waits for its final evaluation (see `log_last`).
         if log && !self.done() {
             self.log_interval(lr)?;
@@ -360,7 +361,7 @@ impl Trainer {
         if eval {
             self.start_eval()?;
         }
-        Ok(publish)
+        Ok(published)
     }
 
     /// Writes the metrics line of the current step, unless it has one already (the last line of

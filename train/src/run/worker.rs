@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::selfplayer::SelfPlayer;
 use super::stop::StopRequest;
-use super::{build_thread_pool, fnv, selfplay_device_key};
+use super::{build_thread_pool, fnv};
 use crate::config::TrainConfig;
 use crate::device::{describe, device_for_key};
 use crate::error::{Result, TrainError};
@@ -73,7 +73,7 @@ pub fn selfplay_worker(run_dir: &Path, options: &WorkerOptions) -> Result<()> {
     build_thread_pool(config.run.threads)?;
     let (key, device_name) = match &options.device {
         Some(name) => ("--device", name.as_str()),
-        None => (selfplay_device_key(&config), config.selfplay_device()),
+        None => config.selfplay_device(),
     };
     let device = device_for_key(key, device_name)?;
     let rules = config.game_rules()?;

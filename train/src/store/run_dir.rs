@@ -145,10 +145,11 @@ impl RunDir {
 
     /// Publishes `model` as `models/model-STEP/` (built aside, then renamed) and points
     /// `models/LATEST` at it; older versions beyond the newest [`MODELS_KEPT`] are deleted.
+    /// Returns the version's name (`model-STEP`, as [`RunDir::load_published`] takes it).
     ///
     /// # Errors
     /// If a file cannot be written.
-    pub fn publish_model(&self, step: u64, model: &PolicyValueNet) -> Result<()> {
+    pub fn publish_model(&self, step: u64, model: &PolicyValueNet) -> Result<String> {
         let models = self.models();
         let name = format!("model-{step:08}");
         let dest = models.join(&name);
@@ -171,7 +172,7 @@ impl RunDir {
         for old in &versions[..cut] {
             let _ = fs::remove_dir_all(models.join(old));
         }
-        Ok(())
+        Ok(name)
     }
 
     /// The name of the newest published model version, if any.
