@@ -63,16 +63,38 @@ fn build_resumes_and_probe_prints_values_and_moves() {
     assert!(o.status.success(), "{out}{err}");
     assert!(out.contains("value for White to move: win (1 ply to the next removal"), "{out}");
     assert!(out.lines().any(|l| l.trim_start().starts_with("g1-g7") && l.contains("win (1 ply to")), "{out}");
-    // The same position reached by moves is out of the tables while pieces are in hand.
-    let o = morris(&["tablebase", "probe", "--dir", d, "--moves", "d6 a1"]);
-    assert!(!o.status.success() && text(&o).1.contains("not in the tablebase"), "{}", text(&o).1);
+    // A position with pieces in hand is solved by search down to the moving phase, whose
+    // sectors of 8 and 9 pieces these tables lack: the error names one and how to build it.
+    let o = morris(&["tablebase", "probe", "--dir", d, "--moves", "d6 a1", "--tt-log2", "16"]);
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.contains(" is not in ") && err.contains("--max-pieces "), "{err}");
+    // Pieces in hand within the tables: White places g7, closing a7-d7-g7, and the removal
+    // leaves Black two pieces; every other placement lets Black do the same with d1.
+    let o = probe(d, "a7 d7", "a1 g1", &["--in-hand", "1", "1", "--tt-log2", "16"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("value for White to move: win (placement search: "), "{out}");
+    assert!(out.lines().any(|l| l.trim() == "g7  win"), "{out}");
+    assert!(out.lines().any(|l| l.trim() == "b6  loss"), "{out}");
+    let o = probe(d, "a7 d7", "a1 g1", &["--in-hand", "1", "3"]);
+    assert!(!o.status.success() && text(&o).1.contains("bad --in-hand 1 3"), "{}", text(&o).1);
     // Bad input: a point that does not exist, a missing directory, a size out of range.
     let o = probe(d, "a7 z9 g1", "a1 b2 c3", &[]);
     assert!(!o.status.success() && text(&o).1.contains("'z9'"), "{}", text(&o).1);
     let o = probe("/nonexistent/tables", "a7 d7 g1", "a1 b2 c3", &[]);
     assert!(!o.status.success() && text(&o).1.contains("/nonexistent/tables"), "{}", text(&o).1);
-    let o = morris(&["tablebase", "build", "--max-pieces", "9", "--out", d]);
-    assert!(!o.status.success() && text(&o).1.contains("--max-pieces 9"), "{}", text(&o).1);
+    let o = morris(&["tablebase", "build", "--max-pieces", "10", "--out", d]);
+    assert!(!o.status.success() && text(&o).1.contains("--max-pieces 10"), "{}", text(&o).1);
+    // A disk that cannot hold the next sector is named before it is solved.
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let o = Command::new(env!("CARGO_BIN_EXE_morris"))
+        .args(["tablebase", "build", "--max-pieces", "3", "--out", scratch.path().to_str().unwrap()])
+        .env("MORRIS_TB_AVAILABLE_BYTES", "1000000")
+        .output()
+        .expect("run binary");
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.contains("sectors 3v3 need") && err.contains("MiB are free"), "{err}");
+    assert!(!scratch.path().join("sector-3v3.tb").exists());
     // Tables built for the standard rules do not serve OpenSpiel's (no N-move rule).
     let o = probe(d, "a7 d7 g1", "a1 b2 c3", &["--rules", "openspiel"]);
     assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);

@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use morris::Preset;
-use morris_env::tablebase::{self, BuildEvent, SectorSummary, Tablebase};
+use morris_env::tablebase::{self, BuildEvent, Placement, SectorSummary, Tablebase, Wdl};
 use morris_env::{Color, Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
 use morris_eval::uci::{self, EngineOptions};
 
@@ -93,7 +93,8 @@ enum TablebaseCommand {
     /// Solve every sector with up to --max-pieces pieces a side into --out (resumable: sectors
     /// already there are verified and kept).
     Build {
-        /// Most pieces per side (3 to 7; 5 takes minutes, 6 and 7 need far more time and memory).
+        /// Most pieces per side (3 to 9; 6 takes about 2 minutes, 7 a quarter of an hour, 9 (the
+        /// whole moving phase) hours and about 18 GB of disk).
         #[arg(long, default_value_t = 5)]
         max_pieces: usize,
         /// Directory of the sector files.
@@ -106,11 +107,15 @@ enum TablebaseCommand {
         #[arg(long)]
         threads: Option<usize>,
     },
-    /// Print the value, the distance and every move's value of a position.
+    /// Print the value, the distance and every move's value of a position; a position with
+    /// pieces in hand (the start included) is solved by search on the moving-phase tables.
     Probe {
         /// Directory of the sector files.
         #[arg(long)]
         dir: PathBuf,
+        /// The start position (the empty board, nine pieces in hand each).
+        #[arg(long, conflicts_with_all = ["moves", "white", "black"])]
+        start: bool,
         /// The position as the moves leading to it, in notation.
         #[arg(long, conflicts_with_all = ["white", "black"])]
         moves: Option<String>,
@@ -123,12 +128,43 @@ enum TablebaseCommand {
         /// The player to move with --white/--black: white or black.
         #[arg(long, default_value = "white")]
         to_move: String,
+        /// Pieces in hand with --white/--black: White's, then Black's (e.g. `--in-hand 2 2`).
+        #[arg(long, num_args = 2, value_names = ["WHITE", "BLACK"], requires = "white")]
+        in_hand: Option<Vec<u8>>,
         /// Plies already on the N-move counter.
         #[arg(long, default_value_t = 0)]
         quiet_plies: u16,
         /// Rules preset.
         #[arg(long, value_enum, default_value = "standard")]
         rules: Preset,
+        /// Transposition table of the placement search: 2^N entries of 8 bytes (26 = 512 MiB).
+        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u32).range(10..=32))]
+        tt_log2: u32,
+    },
+    /// Solve the opening: the positions after each ply up to --plies (one per symmetry class),
+    /// counted by value, and the value of each position after the last ply.
+    Openings {
+        /// Directory of the sector files (the whole moving phase, 9 pieces a side).
+        #[arg(long)]
+        dir: PathBuf,
+        /// Deepest ply (at most 4: the classes after 4 plies number about 7,000).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=4))]
+        plies: u32,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+        /// Transposition table of the placement search: 2^N entries of 8 bytes (26 = 512 MiB).
+        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u32).range(10..=32))]
+        tt_log2: u32,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Check every sector file's checksum (opening only checks headers and sizes).
+    Verify {
+        /// Directory of the sector files.
+        #[arg(long)]
+        dir: PathBuf,
     },
 }
 
@@ -146,9 +182,22 @@ fn run(command: Command) -> Result<(), String> {
             build_tablebase(max_pieces, &out, rules, threads)
         }
         Command::Tablebase {
-            command: TablebaseCommand::Probe { dir, moves, white, black, to_move, quiet_plies, rules },
+            command:
+                TablebaseCommand::Probe {
+                    dir,
+                    start: from_start,
+                    moves,
+                    white,
+                    black,
+                    to_move,
+                    in_hand,
+                    quiet_plies,
+                    rules,
+                    tt_log2,
+                },
         } => {
             let game = match (moves, white, black) {
+                _ if from_start => Game::new(rules.rules()),
                 (Some(moves), _, _) => start(rules, &moves)?,
                 (None, Some(white), Some(black)) => {
                     let side = match to_move.as_str() {
@@ -157,13 +206,39 @@ fn run(command: Command) -> Result<(), String> {
                         other => return Err(format!("--to-move must be white or black, got '{other}'")),
                     };
                     let (mover, opp) = if side == Color::White { (white, black) } else { (black, white) };
-                    let pos =
+                    let mut pos =
                         tablebase::position_from_points(&mover, &opp, side).map_err(|e| e.to_string())?;
+                    if let Some(hands) = in_hand {
+                        let hands = [hands[0], hands[1]];
+                        pos = morris_env::Position::from_parts(
+                            pos.pieces(Color::White),
+                            pos.pieces(Color::Black),
+                            hands,
+                            side,
+                            false,
+                        )
+                        .map_err(|e| format!("bad --in-hand {} {}: {e}", hands[0], hands[1]))?;
+                    }
                     Game::from_position(rules.rules(), pos.with_counters(0, quiet_plies))
                 }
-                _ => return Err("give the position with --moves, or with --white and --black".into()),
+                _ => return Err("give the position with --start, --moves, or --white and --black".into()),
             };
-            probe_tablebase(&dir, &game)
+            probe_tablebase(&dir, &game, tt_log2)
+        }
+        Command::Tablebase {
+            command: TablebaseCommand::Openings { dir, plies, rules, tt_log2, threads },
+        } => solve_openings(&dir, plies as usize, rules, tt_log2, threads),
+        Command::Tablebase { command: TablebaseCommand::Verify { dir } } => {
+            let tb = Tablebase::open(&dir).map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            let bytes = tb.verify().map_err(|e| e.to_string())?;
+            println!(
+                "{} sectors, {:.1} MiB: every checksum matches ({:.1} s)",
+                tb.sector_names().len(),
+                bytes as f64 / (1 << 20) as f64,
+                t.elapsed().as_secs_f64()
+            );
+            Ok(())
         }
         Command::Uci { model } => {
             let model = model
@@ -281,9 +356,10 @@ fn build_tablebase(
         .build()
         .map_err(|e| format!("starting the worker threads: {e}"))?;
     let bar = ProgressBar::hidden();
-    let style = ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise}")
-        .map(|s| s.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style =
+        ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise} (ETA {eta})")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
     let print = |s: &SectorSummary, how: &str| {
         let pct = |n: u64| 100.0 * n as f64 / s.positions.max(1) as f64;
         let line = format!(
@@ -334,21 +410,130 @@ fn build_tablebase(
     Ok(())
 }
 
-fn probe_tablebase(dir: &Path, game: &Game) -> Result<(), String> {
-    let tb = Tablebase::open(dir).map_err(|e| e.to_string())?;
+fn probe_tablebase(dir: &Path, game: &Game, tt_log2: u32) -> Result<(), String> {
+    let tb = Tablebase::open_shared(dir).map_err(|e| e.to_string())?;
     tb.check_rules(game.rules()).map_err(|e| e.to_string())?;
     let pos = game.position();
     println!("{pos}");
-    let Some(probe) = tb.probe(pos) else {
-        return Err(format!(
-            "the position is not in the tablebase (it holds {} with both hands empty)",
-            tb.sector_names().join(", ")
-        ));
-    };
+    if game.outcome().is_terminal() {
+        return Err(format!("the game is over: {}", game.outcome()));
+    }
+    if pos.in_hand(Color::White) + pos.in_hand(Color::Black) > 0 {
+        return probe_placement(&tb, game, tt_log2);
+    }
+    let probe = tb.require(pos).map_err(|e| e.to_string())?;
     println!("value for {} to move: {probe} (N-move counter {})", pos.current_player(), pos.quiet_plies());
     for (a, p) in tb.moves(pos).unwrap_or_default() {
         let m = pos.move_of(a).map(|m| m.to_string()).unwrap_or_default();
         println!("  {m:>7}  {p}");
+    }
+    Ok(())
+}
+
+/// A position with pieces in hand: its value and each action's, by the placement search (the
+/// actions in parallel on all cores, then the position itself from what they proved).
+fn probe_placement(tb: &Tablebase, game: &Game, tt_log2: u32) -> Result<(), String> {
+    let pos = game.position();
+    let rules = game.rules();
+    let solver = Placement::new(tb, rules, tt_log2).map_err(|e| e.to_string())?;
+    // Each action's value for the mover: after a placement that closes a mill the mover
+    // removes next (the best removal counts), otherwise the opponent moves.
+    let me = pos.current_player();
+    let actions: Vec<_> = pos.legal_actions(rules).iter().collect();
+    let children: Vec<_> = actions
+        .iter()
+        .map(|&a| {
+            let mut child = *pos;
+            child.apply_unchecked(a);
+            child
+        })
+        .collect();
+    let open: Vec<_> = children.iter().copied().filter(|c| !c.outcome(rules).is_terminal()).collect();
+    let t = Instant::now();
+    let solved = solver.values(&open).map_err(|e| e.to_string())?;
+    let mut solved = solved.into_iter();
+    let mut lines = Vec::new();
+    for (a, child) in actions.iter().zip(&children) {
+        let v = match child.outcome(rules) {
+            morris_env::Outcome::Win { winner, .. } => {
+                if winner == me {
+                    Wdl::Win
+                } else {
+                    Wdl::Loss
+                }
+            }
+            morris_env::Outcome::Draw(_) => Wdl::Draw,
+            morris_env::Outcome::Ongoing => {
+                let v = solved.next().ok_or("a child without a value")?;
+                if child.current_player() == me { v } else { v.flip() }
+            }
+        };
+        lines.push((v, pos.move_of(*a).map(|m| m.to_string()).unwrap_or_default()));
+    }
+    let value = solver.value(pos).map_err(|e| e.to_string())?;
+    let (stats, secs) = (solver.stats(), t.elapsed().as_secs_f64());
+    println!(
+        "value for {} to move: {value} (placement search: {} positions, {} table probes, {secs:.1} s)",
+        pos.current_player(),
+        stats.nodes,
+        stats.leaves
+    );
+    lines.sort_by_key(|(v, _)| std::cmp::Reverse(*v));
+    if lines.first().map(|l| l.0) != Some(value) {
+        return Err(format!(
+            "the search is inconsistent: {value} for the position, {:?} for its best move",
+            lines.first()
+        ));
+    }
+    for (v, m) in &lines {
+        println!("  {m:>7}  {v}");
+    }
+    Ok(())
+}
+
+/// `tablebase openings`: the classes after each ply up to `plies`, counted by value.
+fn solve_openings(
+    dir: &Path,
+    plies: usize,
+    rules: Preset,
+    tt_log2: u32,
+    threads: Option<usize>,
+) -> Result<(), String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("starting the worker threads: {e}"))?;
+    let tb = Tablebase::open_shared(dir).map_err(|e| e.to_string())?;
+    let solver = Placement::new(&tb, &rules.rules(), tt_log2).map_err(|e| e.to_string())?;
+    let by_ply = solver.openings(plies);
+    // The deepest ply first: its values fill the transposition table for the shallower ones.
+    let mut values = vec![Vec::new(); by_ply.len()];
+    for k in (0..by_ply.len()).rev() {
+        let t = Instant::now();
+        values[k] = pool.install(|| solver.values(&by_ply[k])).map_err(|e| e.to_string())?;
+        let count = |w: Wdl| values[k].iter().filter(|&&v| v == w).count();
+        println!(
+            "ply {k}: {} classes, for the player to move {} wins, {} draws, {} losses ({:.1} s, {} positions searched so far)",
+            by_ply[k].len(),
+            count(Wdl::Win),
+            count(Wdl::Draw),
+            count(Wdl::Loss),
+            t.elapsed().as_secs_f64(),
+            solver.stats().nodes
+        );
+    }
+    if let (Some(last), Some(vals)) = (by_ply.last(), values.last()) {
+        println!("the positions after ply {plies} (one per class), value for the player to move:");
+        for (pos, v) in last.iter().zip(vals) {
+            let white: Vec<String> = pos.pieces(Color::White).iter().map(|p| p.to_string()).collect();
+            let black: Vec<String> = pos.pieces(Color::Black).iter().map(|p| p.to_string()).collect();
+            println!(
+                "  white {:<20} black {:<20} {} to move: {v}",
+                white.join(" "),
+                black.join(" "),
+                pos.current_player()
+            );
+        }
     }
     Ok(())
 }

@@ -99,7 +99,7 @@ pub fn build(
     rules: &Rules,
     on_event: &(dyn Fn(BuildEvent) + Sync),
 ) -> Result<Vec<SectorSummary>, TablebaseError> {
-    if !(3..=7).contains(&max_side) {
+    if !(3..=super::index::MAX_SIDE).contains(&max_side) {
         return Err(TablebaseError::MaxPieces(max_side));
     }
     fs::create_dir_all(dir).map_err(|e| TablebaseError::io(dir, e))?;
@@ -168,6 +168,7 @@ pub fn build(
             continue;
         }
         let slots: u64 = sectors.iter().map(|&(m, o)| ix.len(m, o) as u64).sum();
+        check_disk(dir, &sectors, file::HEADER as u64 * sectors.len() as u64 + 2 * slots)?;
         on_event(BuildEvent::Solving {
             sectors: sectors.iter().map(|&(m, o)| format!("{m}v{o}")).collect(),
             slots,
@@ -204,6 +205,40 @@ pub fn build(
 /// moves with `opponent − 1` against `mover`.
 fn lower_of(solved: &[Vec<Option<Vec<u16>>>], opponent: usize, mover: usize) -> Option<&[u16]> {
     if opponent <= 3 { None } else { solved[opponent - 1][mover].as_deref() }
+}
+
+/// Fails with [`TablebaseError::DiskFull`] when `dir`'s file system has fewer than `need`
+/// bytes free (plus 64 MiB for summaries and the file system's own needs), before a pair is solved.
+fn check_disk(dir: &Path, sectors: &[(usize, usize)], need: u64) -> Result<(), TablebaseError> {
+    let Some(available) = available_bytes(dir) else { return Ok(()) };
+    let need = need + (64 << 20);
+    if available >= need {
+        return Ok(());
+    }
+    Err(TablebaseError::DiskFull {
+        dir: dir.to_path_buf(),
+        sectors: sectors.iter().map(|&(m, o)| format!("{m}v{o}")).collect::<Vec<_>>().join(" + "),
+        need_mib: need.div_ceil(1 << 20),
+        available_mib: available >> 20,
+    })
+}
+
+/// Bytes free for an unprivileged writer on `dir`'s file system (`None` where unknown). The
+/// test hook `MORRIS_TB_AVAILABLE_BYTES` overrides it, so a full disk can be simulated.
+fn available_bytes(dir: &Path) -> Option<u64> {
+    if let Some(v) = std::env::var("MORRIS_TB_AVAILABLE_BYTES").ok().and_then(|v| v.parse().ok()) {
+        return Some(v);
+    }
+    #[cfg(unix)]
+    {
+        let s = rustix::fs::statvfs(dir).ok()?;
+        Some(s.f_bavail.saturating_mul(s.f_frsize))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 fn set_aside(

@@ -40,12 +40,38 @@ pub enum TablebaseError {
         /// The N-move rule in use.
         want_n_move_rule: Option<u32>,
     },
+    /// The file system cannot hold the next sector files (checked before solving them).
+    #[error(
+        "{dir}: sectors {sectors} need {need_mib} MiB of disk and {available_mib} MiB are free; free space or build fewer pieces (--max-pieces)"
+    )]
+    DiskFull {
+        /// The tablebase directory.
+        dir: PathBuf,
+        /// The sectors about to be solved, such as `8v7 + 7v8`.
+        sectors: String,
+        /// MiB the files need.
+        need_mib: u64,
+        /// MiB free for this process.
+        available_mib: u64,
+    },
     /// A size outside what the builder supports.
-    #[error("--max-pieces {0} is out of range: tablebases cover 3 to 7 pieces per side")]
+    #[error("--max-pieces {0} is out of range: tablebases cover 3 to 9 pieces per side")]
     MaxPieces(usize),
     /// A distance too long to store (more than 16,383 plies), which would be a bug.
     #[error("sector {0}: a distance of {1} plies does not fit the format")]
     DistanceOverflow(String, u32),
+    /// The sector a position needs is not in the directory.
+    #[error(
+        "sector {sector} is not in {dir}: build it with `morris tablebase build --max-pieces {max_pieces} --out {dir}` (finished sectors are kept)"
+    )]
+    MissingSector {
+        /// The sector, such as `8v7`.
+        sector: String,
+        /// The table directory.
+        dir: PathBuf,
+        /// The `--max-pieces` that builds it.
+        max_pieces: usize,
+    },
     /// The position is not one a tablebase covers.
     #[error("not a tablebase position: {0}")]
     NotCovered(String),

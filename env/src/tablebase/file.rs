@@ -9,7 +9,7 @@ use super::TablebaseError;
 
 const MAGIC: &[u8; 8] = b"MORRISTB";
 const VERSION: u32 = 1;
-const HEADER: usize = 64;
+pub(crate) const HEADER: usize = 64;
 
 /// The header of a sector file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,9 +59,9 @@ pub(crate) fn write(path: &Path, header: Header, values: &[u16]) -> Result<u64, 
     Ok((HEADER + data.len()) as u64)
 }
 
-/// Reads and verifies a sector file: magic, version, size and checksum.
-pub(crate) fn read(path: &Path) -> Result<(Header, Vec<u16>), TablebaseError> {
-    let bytes = fs::read(path).map_err(|e| TablebaseError::io(path, e))?;
+/// Checks a sector file's header against its length: magic, version and size. Returns the
+/// header and the stored checksum of the data.
+fn parse_header(path: &Path, bytes: &[u8], len: u64) -> Result<(Header, u32), TablebaseError> {
     let corrupt = |reason: String| TablebaseError::Corrupt { path: path.to_path_buf(), reason };
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(corrupt("not a morris tablebase sector".into()));
@@ -82,13 +82,92 @@ pub(crate) fn read(path: &Path) -> Result<(Header, Vec<u16>), TablebaseError> {
         n_move_rule: (n != 0).then_some(n),
         slots,
     };
-    let data = &bytes[HEADER..];
-    if data.len() as u64 != slots * 2 {
-        return Err(corrupt(format!("{} data bytes for {slots} slots", data.len())));
+    let data = len - HEADER as u64;
+    if data != slots.saturating_mul(2) {
+        return Err(corrupt(format!("{data} data bytes for {slots} slots")));
     }
-    if crc32c::crc32c(data) != u32_at(28) {
-        return Err(corrupt("checksum mismatch".into()));
+    Ok((header, u32_at(28)))
+}
+
+/// Reads and verifies a sector file: magic, version, size and checksum.
+pub(crate) fn read(path: &Path) -> Result<(Header, Vec<u16>), TablebaseError> {
+    let bytes = fs::read(path).map_err(|e| TablebaseError::io(path, e))?;
+    let (header, crc) = parse_header(path, &bytes, bytes.len() as u64)?;
+    let data = &bytes[HEADER..];
+    if crc32c::crc32c(data) != crc {
+        return Err(TablebaseError::Corrupt { path: path.to_path_buf(), reason: "checksum mismatch".into() });
     }
     let values = data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
     Ok((header, values))
+}
+
+/// A sector file mapped into memory: the header is checked when it is opened and the values
+/// are read in place, so only the pages a prober touches are read from disk, and processes
+/// that open the same file share one copy in the page cache.
+pub(crate) struct Mapped {
+    map: memmap2::Mmap,
+    header: Header,
+    crc: u32,
+    path: PathBuf,
+}
+
+impl Mapped {
+    /// Maps `path` and checks its header and size (not its checksum: see [`Mapped::verify`]).
+    pub(crate) fn open(path: &Path) -> Result<Mapped, TablebaseError> {
+        let file = fs::File::open(path).map_err(|e| TablebaseError::io(path, e))?;
+        let len = file.metadata().map_err(|e| TablebaseError::io(path, e))?.len();
+        if len < HEADER as u64 {
+            return Err(TablebaseError::Corrupt {
+                path: path.to_path_buf(),
+                reason: format!("{len} bytes, shorter than the header"),
+            });
+        }
+        // SAFETY: a mapping is undefined behaviour if the file changes underneath it. The lab
+        // never writes a sector file in place: the builder writes `sector-AvB.tb.tmp`, syncs it
+        // and renames it over the old name, which leaves a mapped file's inode untouched, and a
+        // damaged file is renamed aside, not rewritten. A table directory must not be edited
+        // by other programs while a process has it open (docs/tablebase.md says so).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TablebaseError::io(path, e))?;
+        let (header, crc) = parse_header(path, &map[..HEADER], map.len() as u64)?;
+        #[cfg(unix)]
+        {
+            // Probes jump around the file: read-ahead would only waste the page cache.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(Mapped { map, header, crc, path: path.to_path_buf() })
+    }
+
+    /// The header.
+    pub(crate) fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The number of slots.
+    pub(crate) fn len(&self) -> usize {
+        self.header.slots as usize
+    }
+
+    /// The stored value of slot `i` (below [`Mapped::len`]).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> u16 {
+        let o = HEADER + 2 * i;
+        u16::from_le_bytes([self.map[o], self.map[o + 1]])
+    }
+
+    /// Every stored value, in slot order.
+    #[cfg(test)]
+    pub(crate) fn values(&self) -> Vec<u16> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// Reads the whole file and checks its checksum.
+    pub(crate) fn verify(&self) -> Result<(), TablebaseError> {
+        if crc32c::crc32c(&self.map[HEADER..]) != self.crc {
+            return Err(TablebaseError::Corrupt {
+                path: self.path.clone(),
+                reason: "checksum mismatch".into(),
+            });
+        }
+        Ok(())
+    }
 }

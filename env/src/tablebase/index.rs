@@ -209,6 +209,19 @@ impl Indexer {
         apply(&self.bytes, s, set)
     }
 
+    /// The smallest image of a pair of disjoint point sets under the 16 symmetries, as
+    /// `mover << 24 | opponent` (any piece counts, empty sets included): a key under which
+    /// symmetric positions meet.
+    #[inline]
+    pub(crate) fn canonical(&self, mover: u32, opponent: u32) -> u64 {
+        let mut least = u64::MAX;
+        for s in 0..NUM_SYMMETRIES {
+            let key = (apply(&self.bytes, s, mover) as u64) << 24 | apply(&self.bytes, s, opponent) as u64;
+            least = least.min(key);
+        }
+        least
+    }
+
     /// The slot of the position where the mover holds `mover` and the opponent `opponent`
     /// (disjoint sets of 3 to `max_side` points each).
     #[inline]

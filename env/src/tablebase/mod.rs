@@ -46,6 +46,7 @@ mod entry;
 mod error;
 mod file;
 mod index;
+mod placement;
 mod solve;
 
 use std::fs;
@@ -57,21 +58,23 @@ pub use build::{BuildEvent, SectorSummary, build};
 pub use entry::{Probe, Wdl};
 pub use error::TablebaseError;
 pub use index::Indexer;
+pub use placement::{Placement, PlacementStats};
 
 use crate::action::Action;
 use crate::position::Position;
 use crate::rules::Rules;
 use crate::types::{BitBoard, Color, Point};
 
-/// A tablebase loaded into memory: every sector file of a directory, verified.
+/// A tablebase opened for probing: every sector file of a directory, memory-mapped (see
+/// [`Tablebase::open`]).
 pub struct Tablebase {
     dir: PathBuf,
     ix: Indexer,
     flying: bool,
     n_move_rule: Option<u32>,
     max_side: usize,
-    /// `sectors[a][b]`: the values of sector `AvB`, when present.
-    sectors: Vec<Vec<Option<Vec<u16>>>>,
+    /// `sectors[a][b]`: the mapped file of sector `AvB`, when present.
+    sectors: Vec<Vec<Option<file::Mapped>>>,
 }
 
 impl std::fmt::Debug for Tablebase {
@@ -81,11 +84,15 @@ impl std::fmt::Debug for Tablebase {
 }
 
 impl Tablebase {
-    /// Loads and verifies every `sector-AvB.tb` in `dir`.
+    /// Opens every `sector-AvB.tb` in `dir` by mapping it into memory. Each file's header and
+    /// size are checked now; its pages are read when a probe first touches them, and the
+    /// operating system's page cache shares them between processes and evicts them under
+    /// memory pressure, so the full set (about 18 GB) opens at once on a machine with less
+    /// memory. [`Tablebase::verify`] reads everything and checks the checksums.
     ///
     /// # Errors
     /// [`TablebaseError::Missing`] if the directory has no sector files, `Corrupt` for a damaged
-    /// one, `RulesMismatch` if the files disagree on the rules.
+    /// header or a wrong size, `RulesMismatch` if the files disagree on the rules.
     pub fn open(dir: &Path) -> Result<Tablebase, TablebaseError> {
         let entries = fs::read_dir(dir).map_err(|_| TablebaseError::Missing(dir.to_path_buf()))?;
         let mut files = Vec::new();
@@ -107,11 +114,13 @@ impl Tablebase {
         }
         let max_side = files.iter().map(|&(a, b, _)| a.max(b)).max().unwrap_or(3);
         let ix = Indexer::new(max_side);
-        let mut sectors = vec![vec![None; max_side + 1]; max_side + 1];
+        let mut sectors: Vec<Vec<Option<file::Mapped>>> =
+            (0..=max_side).map(|_| (0..=max_side).map(|_| None).collect()).collect();
         let mut rules: Option<(bool, Option<u32>)> = None;
         for (a, b, path) in files {
-            let (h, values) = file::read(&path)?;
-            if (h.mover as usize, h.opponent as usize) != (a, b) || values.len() != ix.len(a, b) {
+            let mapped = file::Mapped::open(&path)?;
+            let h = mapped.header();
+            if (h.mover as usize, h.opponent as usize) != (a, b) || mapped.len() != ix.len(a, b) {
                 return Err(TablebaseError::Corrupt {
                     path,
                     reason: "header does not match the file name".into(),
@@ -130,17 +139,19 @@ impl Tablebase {
                 }
                 Some(_) => {}
             }
-            sectors[a][b] = Some(values);
+            sectors[a][b] = Some(mapped);
         }
         let (flying, n_move_rule) = rules.unwrap_or((true, None));
         Ok(Tablebase { dir: dir.to_path_buf(), ix, flying, n_move_rule, max_side, sectors })
     }
 
-    /// As [`Tablebase::open`], but shared: every caller in the process that opens the same
-    /// directory gets the same loaded tables while any of them holds it.
+    /// As [`Tablebase::open`] followed by [`Tablebase::verify`], but shared: every caller in
+    /// the process that opens the same directory gets the same tables while any of them holds
+    /// it, so the checksums are read once per process (the agents, training and evaluation
+    /// open tables this way: a damaged file is named before a game starts).
     ///
     /// # Errors
-    /// As [`Tablebase::open`].
+    /// As [`Tablebase::open`] and [`Tablebase::verify`].
     pub fn open_shared(dir: &Path) -> Result<Arc<Tablebase>, TablebaseError> {
         static CACHE: Mutex<Vec<(PathBuf, Weak<Tablebase>)>> = Mutex::new(Vec::new());
         let key = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -149,7 +160,9 @@ impl Tablebase {
         if let Some(tb) = cache.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
             return Ok(tb);
         }
-        let tb = Arc::new(Tablebase::open(dir)?);
+        let tb = Tablebase::open(dir)?;
+        tb.verify()?;
+        let tb = Arc::new(tb);
         cache.push((key, Arc::downgrade(&tb)));
         Ok(tb)
     }
@@ -170,6 +183,56 @@ impl Tablebase {
             }
         }
         out
+    }
+
+    /// Reads every sector file and checks its checksum, in parallel; returns the bytes read.
+    ///
+    /// # Errors
+    /// [`TablebaseError::Corrupt`] naming the first damaged file.
+    pub fn verify(&self) -> Result<u64, TablebaseError> {
+        use rayon::prelude::*;
+        let files: Vec<&file::Mapped> = self.sectors.iter().flatten().flatten().collect();
+        files.par_iter().try_for_each(|m| m.verify())?;
+        Ok(files.iter().map(|m| (file::HEADER + 2 * m.len()) as u64).sum())
+    }
+
+    /// Whether sector `AvB` (mover `a` pieces, opponent `b`) is present.
+    pub fn has_sector(&self, a: usize, b: usize) -> bool {
+        self.sectors.get(a).and_then(|r| r.get(b)).is_some_and(|s| s.is_some())
+    }
+
+    /// The error for a position whose sector `AvB` is absent: it names the sector and the
+    /// command that builds it.
+    pub fn missing_sector(&self, a: usize, b: usize) -> TablebaseError {
+        TablebaseError::MissingSector {
+            sector: format!("{a}v{b}"),
+            dir: self.dir.clone(),
+            max_pieces: a.max(b),
+        }
+    }
+
+    /// As [`Tablebase::probe`], but a position outside the tables is an error that says why:
+    /// pieces in hand, a side below 3 pieces, or the missing sector and how to build it.
+    ///
+    /// # Errors
+    /// [`TablebaseError::NotCovered`] or [`TablebaseError::MissingSector`].
+    pub fn require(&self, pos: &Position) -> Result<Probe, TablebaseError> {
+        if let Some(p) = self.probe(pos) {
+            return Ok(p);
+        }
+        if pos.in_hand(Color::White) != 0 || pos.in_hand(Color::Black) != 0 {
+            return Err(TablebaseError::NotCovered("pieces are still in hand".into()));
+        }
+        let me = pos.current_player();
+        let (a, b) = (pos.pieces(me).count() as usize, pos.pieces(me.opponent()).count() as usize);
+        if a < 3 || b < 3 {
+            return Err(TablebaseError::NotCovered(format!("{a} against {b} pieces: the game is over")));
+        }
+        if pos.is_removal_pending() {
+            // The removals lead to the sector with one opponent piece fewer, the opponent to move.
+            return Err(self.missing_sector(b - 1, a));
+        }
+        Err(self.missing_sector(a, b))
     }
 
     /// The rules the tables were built for (no repetition rule or turn cap: see the module docs).
@@ -202,7 +265,7 @@ impl Tablebase {
     fn stored(&self, mover: BitBoard, opp: BitBoard) -> Option<u16> {
         let (a, b) = (mover.count() as usize, opp.count() as usize);
         let table = self.sectors.get(a)?.get(b)?.as_ref()?;
-        (a >= 3 && b >= 3).then(|| table[self.ix.index(mover.0, opp.0)])
+        (a >= 3 && b >= 3).then(|| table.get(self.ix.index(mover.0, opp.0)))
     }
 
     /// The exact value of `pos` for the player to move, with its N-move counter, or `None` if
@@ -241,7 +304,7 @@ impl Tablebase {
     pub fn random_position(&self, rng: &mut crate::rng::Rng) -> Position {
         let sectors: Vec<(usize, usize, usize)> = (3..=self.max_side)
             .flat_map(|a| (3..=self.max_side).map(move |b| (a, b)))
-            .filter_map(|(a, b)| self.sectors[a][b].as_ref().map(|v| (a, b, v.len())))
+            .filter_map(|(a, b)| self.sectors[a][b].as_ref().map(|m| (a, b, m.len())))
             .collect();
         let total: u64 = sectors.iter().map(|s| s.2 as u64).sum();
         loop {

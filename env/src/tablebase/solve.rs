@@ -160,6 +160,19 @@ impl State<'_> {
     }
 }
 
+/// A layer entry: sector `s` (0 or 1) in the top bit, the slot below.
+#[inline]
+fn pack(s: usize, i: usize) -> u32 {
+    debug_assert!(i < 1 << 31);
+    (s as u32) << 31 | i as u32
+}
+
+/// The sector and slot of a layer entry.
+#[inline]
+fn unpack(e: u32) -> (usize, usize) {
+    ((e >> 31) as usize, (e & 0x7fff_ffff) as usize)
+}
+
 /// Sorts and deduplicates in place; returns the number of distinct values (now at the front).
 fn distinct(v: &mut [u32]) -> usize {
     v.sort_unstable();
@@ -190,12 +203,15 @@ pub(crate) fn solve(pair: &Pair<'_>, progress: &(dyn Fn(u64) + Sync)) -> Result<
         .collect();
     let state = State { pair, dims, values, counters };
 
-    // Forward pass: immediate results and counters; the decided slots form the first layers.
+    // Forward pass: immediate results and counters. The decided slots form the first two
+    // layers: blocked positions (lost in 0) and positions decided by a removal (in 1). Layer
+    // entries are packed as `sector << 31 | slot` (slots stay below 2^31), 4 bytes each.
     const CHUNK: usize = 1 << 14;
-    let mut layer: Vec<(u8, u32)> = Vec::new();
+    let mut layer: Vec<u32> = Vec::new();
+    let mut pending: Vec<u32> = Vec::new();
     for s in 0..state.dims.len() {
         let len = state.values[s].len();
-        let found: Vec<(u8, u32)> = (0..len.div_ceil(CHUNK))
+        let found: Vec<u32> = (0..len.div_ceil(CHUNK))
             .into_par_iter()
             .flat_map_iter(|c| {
                 let mut out = Vec::new();
@@ -204,50 +220,55 @@ pub(crate) fn solve(pair: &Pair<'_>, progress: &(dyn Fn(u64) + Sync)) -> Result<
                     state.counters[s][i].store(k, Ordering::Relaxed);
                     if v != 0 {
                         state.values[s][i].store(v, Ordering::Relaxed);
-                        out.push((s as u8, i as u32));
+                        out.push(pack(s, i));
                     }
                 }
                 progress((((c + 1) * CHUNK).min(len) - c * CHUNK) as u64);
                 out.into_iter()
             })
             .collect();
-        layer.extend(found);
+        for e in found {
+            let (s, i) = unpack(e);
+            if state.values[s][i].load(Ordering::Relaxed) & DIST == 0 {
+                layer.push(e)
+            } else {
+                pending.push(e)
+            }
+        }
     }
 
-    // Backward passes, one distance at a time.
+    // Backward passes, one distance at a time: `layer` holds the entries at distance `d`,
+    // `pending` those the forward pass decided at distance 1 (only while `d` is 0).
     let mut d: u16 = 0;
-    let mut pending: Vec<(u8, u32)> = Vec::new();
     loop {
-        // The current layer: entries whose distance is `d` (the forward pass gives 0 and 1).
-        let (now, later): (Vec<_>, Vec<_>) = layer
-            .into_iter()
-            .chain(pending.drain(..))
-            .partition(|&(s, i)| state.values[s as usize][i as usize].load(Ordering::Relaxed) & DIST == d);
-        pending = later;
-        if now.is_empty() && pending.is_empty() {
+        if d == 1 {
+            layer.append(&mut pending);
+            pending.shrink_to_fit();
+        }
+        if layer.is_empty() && pending.is_empty() {
             break;
         }
         if d == DIST {
             return Err(d as u32);
         }
         let next = d + 1;
-        layer = now
+        layer = layer
             .par_chunks(1024)
             .flat_map_iter(|chunk| {
                 let mut out = Vec::new();
                 let mut preds = [0u32; 256];
-                for &(s, i) in chunk {
-                    let s = s as usize;
-                    let won = state.values[s][i as usize].load(Ordering::Relaxed) & WIN != 0;
+                for &e in chunk {
+                    let (s, i) = unpack(e);
+                    let won = state.values[s][i].load(Ordering::Relaxed) & WIN != 0;
                     let t = state.other(s);
-                    let n = state.predecessors(s, i as usize, &mut preds);
+                    let n = state.predecessors(s, i, &mut preds);
                     for &j in &preds[..n] {
                         let j = j as usize;
                         if won {
                             let c = &state.counters[t][j];
                             if c.load(Ordering::Relaxed) != NEVER && c.fetch_sub(1, Ordering::Relaxed) == 1 {
                                 state.values[t][j].store(LOSS | next, Ordering::Relaxed);
-                                out.push((t as u8, j as u32));
+                                out.push(pack(t, j));
                             }
                         } else if state.values[t][j]
                             .compare_exchange(0, WIN | next, Ordering::Relaxed, Ordering::Relaxed)
@@ -255,7 +276,7 @@ pub(crate) fn solve(pair: &Pair<'_>, progress: &(dyn Fn(u64) + Sync)) -> Result<
                         {
                             // A win can no longer become a loss.
                             state.counters[t][j].store(NEVER, Ordering::Relaxed);
-                            out.push((t as u8, j as u32));
+                            out.push(pack(t, j));
                         }
                     }
                 }

@@ -83,7 +83,7 @@ fn every_slot_is_consistent_with_its_successors() {
     let mut checked = 0u64;
     for a in 3..=4 {
         for b in 3..=4 {
-            let values = tb.sectors[a][b].as_ref().expect("sector built");
+            let values = tb.sectors[a][b].as_ref().expect("sector built").values();
             for (i, &v) in values.iter().enumerate() {
                 let (m, o, canonical) = tb.ix.position(a, b, i);
                 if !canonical {
@@ -133,7 +133,7 @@ fn values_agree_with_a_search_that_does_not_use_the_tables() {
     // to the end, which a full-width search to that depth must find exactly.
     let (_, tb) = small();
     let mut rng = Rng::seed_from_u64(11);
-    let values = tb.sectors[3][3].as_ref().expect("3v3");
+    let values = tb.sectors[3][3].as_ref().expect("3v3").values();
     // Up to 100 positions of each kind (draws are rare in 3v3), decided ones within 5 turns.
     let mut kinds: [Vec<usize>; 3] = Default::default();
     for (i, &v) in values.iter().enumerate() {
@@ -174,10 +174,10 @@ fn probe_moves_follow_the_distances_and_a_pending_removal_is_probed() {
     while seen < 200 {
         let a = 3 + rng.below(2) as usize;
         let b = 3 + rng.below(2) as usize;
-        let values = tb.sectors[a][b].as_ref().expect("sector");
-        let i = rng.below(values.len() as u32) as usize;
+        let sector = tb.sectors[a][b].as_ref().expect("sector");
+        let i = rng.below(sector.len() as u32) as usize;
         let (m, o, canonical) = tb.ix.position(a, b, i);
-        if !canonical || values[i] & WIN == 0 {
+        if !canonical || sector.get(i) & WIN == 0 {
             continue;
         }
         seen += 1;
@@ -200,7 +200,7 @@ fn probe_moves_follow_the_distances_and_a_pending_removal_is_probed() {
 #[test]
 fn the_counter_is_respected() {
     let (_, tb) = small();
-    let values = tb.sectors[4][4].as_ref().expect("4v4");
+    let values = tb.sectors[4][4].as_ref().expect("4v4").values();
     let (i, &v) =
         values.iter().enumerate().find(|&(_, &v)| v & WIN != 0 && v & DIST > 3).expect("a long win");
     let (m, o, _) = tb.ix.position(4, 4, i);
@@ -221,7 +221,15 @@ fn a_killed_build_resumes_and_damaged_files_are_set_aside() {
     let mut bad = good.clone();
     bad[1000] ^= 4;
     fs::write(&path, &bad).expect("write");
-    assert!(matches!(Tablebase::open(dir.path()), Err(TablebaseError::Corrupt { .. })));
+    // Opening maps the files and checks headers and sizes; the checksum is checked on demand.
+    let opened = Tablebase::open(dir.path()).expect("headers and sizes are intact");
+    assert!(matches!(opened.verify(), Err(TablebaseError::Corrupt { .. })));
+    drop(opened);
+    let mut short = good.clone();
+    short.truncate(good.len() - 2);
+    fs::write(&path, &short).expect("write");
+    assert!(matches!(Tablebase::open(dir.path()), Err(TablebaseError::Corrupt { .. })), "a short file");
+    fs::write(&path, &bad).expect("write");
     let events = Mutex::new(Vec::new());
     build(dir.path(), 3, &Rules::standard(), &|e| events.lock().expect("lock").push(e)).expect("rebuild");
     let events = events.into_inner().expect("lock");
@@ -238,7 +246,8 @@ fn a_killed_build_resumes_and_damaged_files_are_set_aside() {
     assert!(matches!(err, TablebaseError::RulesMismatch { .. }));
     assert!(tb_check_rules(dir.path()).is_err());
     assert!(matches!(Tablebase::open(&dir.path().join("nothing")), Err(TablebaseError::Missing(_))));
-    assert!(matches!(build(dir.path(), 9, &Rules::standard(), &|_| {}), Err(TablebaseError::MaxPieces(9))));
+    assert!(matches!(build(dir.path(), 10, &Rules::standard(), &|_| {}), Err(TablebaseError::MaxPieces(10))));
+    assert!(matches!(build(dir.path(), 2, &Rules::standard(), &|_| {}), Err(TablebaseError::MaxPieces(2))));
 }
 
 fn tb_check_rules(dir: &Path) -> Result<(), TablebaseError> {
@@ -281,4 +290,144 @@ fn for_each_subset(pool: u32, k: u32, f: &mut impl FnMut(u32)) {
         }
     }
     go(pool, k, 0, f);
+}
+
+/// The value of a position for the player to move by plain negamax over the rules' own
+/// actions (placements, removals), with the tables only where both hands are empty: the
+/// reference for the placement solver, with no window, ordering or transposition table.
+fn reference_value(tb: &Tablebase, pos: &Position) -> i8 {
+    let rules = tb.rules();
+    let me = pos.current_player();
+    match pos.outcome(&rules) {
+        Outcome::Win { winner, .. } => return if winner == me { 1 } else { -1 },
+        Outcome::Draw(_) => return 0,
+        Outcome::Ongoing => {}
+    }
+    if pos.in_hand(Color::White) == 0 && pos.in_hand(Color::Black) == 0 && !pos.is_removal_pending() {
+        return match tb.probe(pos).expect("a leaf within the small tables").wdl {
+            Wdl::Win => 1,
+            Wdl::Draw => 0,
+            Wdl::Loss => -1,
+        };
+    }
+    let mut best = -1;
+    for a in pos.legal_actions(&rules).iter() {
+        let mut child = *pos;
+        child.apply_unchecked(a);
+        let v = reference_value(tb, &child);
+        best = best.max(if child.current_player() == me { v } else { -v });
+    }
+    best
+}
+
+/// Placement positions whose game stays within 4 pieces a side: `on_board` pieces and
+/// `in_hand` in hand for White, Black with as many (one more in hand if Black is to move).
+fn placement_position(rng: &mut Rng, on_board: u32, in_hand: u8, black_to_move: bool) -> Position {
+    assert!(on_board + in_hand as u32 >= 3, "a player with two pieces has lost");
+    loop {
+        let mut w = BitBoard::EMPTY;
+        let mut b = BitBoard::EMPTY;
+        let white_board = on_board + black_to_move as u32;
+        while w.count() < white_board || b.count() < on_board {
+            let p = Point::ALL[rng.below(24) as usize];
+            if (w | b).has(p) {
+                continue;
+            }
+            if w.count() < white_board { w |= p.bit() } else { b |= p.bit() }
+        }
+        let hands = if black_to_move { [in_hand - 1, in_hand] } else { [in_hand, in_hand] };
+        let side = if black_to_move { Color::Black } else { Color::White };
+        let pos = Position::from_parts(w, b, hands, side, false).expect("consistent hands");
+        if pos.outcome(&Rules::standard()) == Outcome::Ongoing {
+            return pos;
+        }
+    }
+}
+
+#[test]
+fn the_placement_solver_agrees_with_plain_negamax_over_the_rules() {
+    let (_, tb) = small();
+    let solver = Placement::new(tb, &Rules::standard(), 16).expect("same rules");
+    let mut rng = Rng::seed_from_u64(21);
+    let mut seen = [0u32; 3];
+    // Both colours to move, 1 or 2 in hand, 1 to 3 on the board: every game stays within 4v4.
+    for (on_board, in_hand, black) in
+        [(2, 2, false), (1, 2, true), (2, 2, true), (3, 1, false), (2, 1, true), (1, 2, false)]
+    {
+        for _ in 0..12 {
+            let pos = placement_position(&mut rng, on_board, in_hand, black);
+            let want = reference_value(tb, &pos);
+            let got = solver.value(&pos).expect("covered");
+            assert_eq!(wdl_index(got) as i8 - 1, want, "{pos:?}");
+            seen[(want + 1) as usize] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 0), "the sample lacks a value: {seen:?} (loss, draw, win)");
+    let stats = solver.stats();
+    assert!(stats.nodes > 0 && stats.leaves > 0 && stats.leaves <= stats.nodes);
+    // A pending removal (White has just closed a7-d7-g7) is resolved as the mover's best
+    // removal, by the solver as by the rules.
+    let points = position_from_points("a7 d7 g7", "a1 g1", Color::White).expect("points");
+    let pos = Position::from_parts(
+        points.pieces(Color::White),
+        points.pieces(Color::Black),
+        [1, 2],
+        Color::White,
+        true,
+    )
+    .expect("a pending removal");
+    assert_eq!(wdl_index(solver.value(&pos).expect("covered")) as i8 - 1, reference_value(tb, &pos));
+    // A finished game is not a position to solve.
+    let over = Position::from_parts(
+        points.pieces(Color::White),
+        points.pieces(Color::Black),
+        [0, 0],
+        Color::Black,
+        false,
+    )
+    .expect("parts");
+    assert!(matches!(solver.value(&over), Err(TablebaseError::NotCovered(_))));
+}
+
+fn wdl_index(w: Wdl) -> usize {
+    match w {
+        Wdl::Loss => 0,
+        Wdl::Draw => 1,
+        Wdl::Win => 2,
+    }
+}
+
+#[test]
+fn placement_values_agree_with_a_full_width_search_that_does_not_use_the_tables() {
+    // With three pieces a side (two on the board, one in hand) one removal decides the game,
+    // so many results are forced within a few plies, where a search without tables is exact.
+    let (_, tb) = small();
+    let solver = Placement::new(tb, &Rules::standard(), 16).expect("same rules");
+    let mut rng = Rng::seed_from_u64(8);
+    let mut decided = [0u32; 2];
+    let mut draws = 0;
+    for i in 0..60 {
+        // Three pieces a side (decided fast) and four (drawn more often).
+        let pos = placement_position(&mut rng, 2 + (i % 4 >= 2) as u32, 1, i % 2 == 1);
+        let value = solver.value(&pos).expect("covered");
+        let mut mm = Minimax::new(MinimaxConfig::depth(6));
+        let forced = forced_result_plies(mm.search(&Game::from_position(Rules::standard(), pos)).score);
+        match forced {
+            Some(p) if p > 0 => {
+                assert_eq!(value, Wdl::Win, "search forces a win in {p} plies: {pos:?}");
+                decided[1] += 1;
+            }
+            Some(p) => {
+                assert_eq!(value, Wdl::Loss, "search forces a loss in {} plies: {pos:?}", -p);
+                decided[0] += 1;
+            }
+            None => {
+                // Not forced within the horizon: the tables may still decide it later, but a
+                // draw in the tables must not be one the search can force.
+                draws += (value == Wdl::Draw) as u32;
+            }
+        }
+    }
+    assert!(decided.iter().all(|&n| n > 0), "forced losses and wins: {decided:?}");
+    assert!(draws > 0, "no drawn position in the sample");
 }
