@@ -345,16 +345,21 @@ fn run(command: Command) -> Result<(), String> {
     }
 }
 
+/// A rayon pool of `threads` workers (default: one per core).
+fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| format!("starting the worker threads: {e}"))
+}
+
 fn build_tablebase(
     max_pieces: usize,
     out: &Path,
     rules: Preset,
     threads: Option<usize>,
 ) -> Result<(), String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| format!("starting the worker threads: {e}"))?;
+    let pool = worker_pool(threads)?;
     let bar = ProgressBar::hidden();
     let style =
         ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise} (ETA {eta})")
@@ -499,10 +504,7 @@ fn solve_openings(
     tt_log2: u32,
     threads: Option<usize>,
 ) -> Result<(), String> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| format!("starting the worker threads: {e}"))?;
+    let pool = worker_pool(threads)?;
     let tb = Tablebase::open_shared(dir).map_err(|e| e.to_string())?;
     let solver = Placement::new(&tb, &rules.rules(), tt_log2).map_err(|e| e.to_string())?;
     let by_ply = solver.openings(plies);
