@@ -1,5 +1,5 @@
-//! Endgame tablebases: exact values of every moving- and flying-phase position with up to a
-//! few pieces a side, built by retrograde analysis, stored per sector and probed by search.
+//! Endgame tablebases: exact values of every moving- and flying-phase position with up to 9
+//! pieces a side, built by retrograde analysis, stored per sector and probed by search.
 //!
 //! # Scope and values
 //!
@@ -24,7 +24,8 @@
 //!   winner who always lowers the distance never repeats a position; draws and losses are
 //!   unaffected;
 //! * the turn cap: no (a table win may need more turns than a cap leaves);
-//! * the placing phase: no; a table position has both hands empty.
+//! * the placing phase: not stored (a table position has both hands empty); [`Placement`]
+//!   solves positions with pieces in hand exactly by search on top of the tables.
 //!
 //! # Example
 //!
