@@ -94,9 +94,7 @@ pub(crate) fn read(path: &Path) -> Result<(Header, Vec<u16>), TablebaseError> {
     let bytes = fs::read(path).map_err(|e| TablebaseError::io(path, e))?;
     let (header, crc) = parse_header(path, &bytes, bytes.len() as u64)?;
     let data = &bytes[HEADER..];
-    if crc32c::crc32c(data) != crc {
-        return Err(TablebaseError::Corrupt { path: path.to_path_buf(), reason: "checksum mismatch".into() });
-    }
+    check_crc(path, data, crc)?;
     let values = data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
     Ok((header, values))
 }
@@ -162,12 +160,14 @@ impl Mapped {
 
     /// Reads the whole file and checks its checksum.
     pub(crate) fn verify(&self) -> Result<(), TablebaseError> {
-        if crc32c::crc32c(&self.map[HEADER..]) != self.crc {
-            return Err(TablebaseError::Corrupt {
-                path: self.path.clone(),
-                reason: "checksum mismatch".into(),
-            });
-        }
-        Ok(())
+        check_crc(&self.path, &self.map[HEADER..], self.crc)
     }
+}
+
+/// Fails with [`TablebaseError::Corrupt`] unless `data`'s CRC-32C is `crc`.
+fn check_crc(path: &Path, data: &[u8], crc: u32) -> Result<(), TablebaseError> {
+    if crc32c::crc32c(data) != crc {
+        return Err(TablebaseError::Corrupt { path: path.to_path_buf(), reason: "checksum mismatch".into() });
+    }
+    Ok(())
 }

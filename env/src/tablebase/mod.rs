@@ -197,14 +197,9 @@ impl Tablebase {
         Ok(files.iter().map(|m| (file::HEADER + 2 * m.len()) as u64).sum())
     }
 
-    /// Whether sector `AvB` (mover `a` pieces, opponent `b`) is present.
-    pub fn has_sector(&self, a: usize, b: usize) -> bool {
-        self.sectors.get(a).and_then(|r| r.get(b)).is_some_and(|s| s.is_some())
-    }
-
     /// The error for a position whose sector `AvB` is absent: it names the sector and the
     /// command that builds it.
-    pub fn missing_sector(&self, a: usize, b: usize) -> TablebaseError {
+    fn missing_sector(&self, a: usize, b: usize) -> TablebaseError {
         TablebaseError::MissingSector {
             sector: format!("{a}v{b}"),
             dir: self.dir.clone(),

@@ -284,7 +284,8 @@ impl<'a> Placement<'a> {
     }
 }
 
-fn wdl_value(w: Wdl) -> i8 {
+/// A value as a negamax score: loss −1, draw 0, win 1.
+pub(crate) fn wdl_value(w: Wdl) -> i8 {
     match w {
         Wdl::Loss => -1,
         Wdl::Draw => 0,

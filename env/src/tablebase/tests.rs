@@ -304,11 +304,7 @@ fn reference_value(tb: &Tablebase, pos: &Position) -> i8 {
         Outcome::Ongoing => {}
     }
     if pos.in_hand(Color::White) == 0 && pos.in_hand(Color::Black) == 0 && !pos.is_removal_pending() {
-        return match tb.probe(pos).expect("a leaf within the small tables").wdl {
-            Wdl::Win => 1,
-            Wdl::Draw => 0,
-            Wdl::Loss => -1,
-        };
+        return placement::wdl_value(tb.probe(pos).expect("a leaf within the small tables").wdl);
     }
     let mut best = -1;
     for a in pos.legal_actions(&rules).iter() {
@@ -358,7 +354,7 @@ fn the_placement_solver_agrees_with_plain_negamax_over_the_rules() {
             let pos = placement_position(&mut rng, on_board, in_hand, black);
             let want = reference_value(tb, &pos);
             let got = solver.value(&pos).expect("covered");
-            assert_eq!(wdl_index(got) as i8 - 1, want, "{pos:?}");
+            assert_eq!(placement::wdl_value(got), want, "{pos:?}");
             seen[(want + 1) as usize] += 1;
         }
     }
@@ -376,7 +372,7 @@ fn the_placement_solver_agrees_with_plain_negamax_over_the_rules() {
         true,
     )
     .expect("a pending removal");
-    assert_eq!(wdl_index(solver.value(&pos).expect("covered")) as i8 - 1, reference_value(tb, &pos));
+    assert_eq!(placement::wdl_value(solver.value(&pos).expect("covered")), reference_value(tb, &pos));
     // A finished game is not a position to solve.
     let over = Position::from_parts(
         points.pieces(Color::White),
@@ -387,14 +383,6 @@ fn the_placement_solver_agrees_with_plain_negamax_over_the_rules() {
     )
     .expect("parts");
     assert!(matches!(solver.value(&over), Err(TablebaseError::NotCovered(_))));
-}
-
-fn wdl_index(w: Wdl) -> usize {
-    match w {
-        Wdl::Loss => 0,
-        Wdl::Draw => 1,
-        Wdl::Win => 2,
-    }
 }
 
 #[test]
