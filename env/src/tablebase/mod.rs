@@ -47,6 +47,7 @@ mod entry;
 mod error;
 mod file;
 mod index;
+mod perfect;
 mod placement;
 mod solve;
 
@@ -59,6 +60,7 @@ pub use build::{BuildEvent, SectorSummary, build};
 pub use entry::{Probe, Wdl};
 pub use error::TablebaseError;
 pub use index::Indexer;
+pub use perfect::{PerfectPlayer, Pick};
 pub use placement::{Placement, PlacementStats};
 
 use crate::action::Action;
@@ -76,6 +78,8 @@ pub struct Tablebase {
     max_side: usize,
     /// `sectors[a][b]`: the mapped file of sector `AvB`, when present.
     sectors: Vec<Vec<Option<file::Mapped>>>,
+    /// The transposition table of [`Tablebase::placement`], made on first use.
+    placement_tt: std::sync::OnceLock<placement::TransTable>,
 }
 
 impl std::fmt::Debug for Tablebase {
@@ -143,7 +147,15 @@ impl Tablebase {
             sectors[a][b] = Some(mapped);
         }
         let (flying, n_move_rule) = rules.unwrap_or((true, None));
-        Ok(Tablebase { dir: dir.to_path_buf(), ix, flying, n_move_rule, max_side, sectors })
+        Ok(Tablebase {
+            dir: dir.to_path_buf(),
+            ix,
+            flying,
+            n_move_rule,
+            max_side,
+            sectors,
+            placement_tt: std::sync::OnceLock::new(),
+        })
     }
 
     /// As [`Tablebase::open`] followed by [`Tablebase::verify`], but shared: every caller in
@@ -166,6 +178,25 @@ impl Tablebase {
         let tb = Arc::new(tb);
         cache.push((key, Arc::downgrade(&tb)));
         Ok(tb)
+    }
+
+    /// The placement solver every user of these tables shares (agents, matches, accuracy
+    /// runs): its transposition table (2^25 entries, 256 MiB, when the tables reach 8 pieces a
+    /// side; 2^20, 8 MiB, below) is made on first use and keeps what it proved for the life of
+    /// the tables, so later positions and later games are cheaper. [`Placement::new`] makes a
+    /// solver with a table of its own size instead.
+    pub fn placement(&self) -> Placement<'_> {
+        let tt = self
+            .placement_tt
+            .get_or_init(|| placement::TransTable::new(if self.max_side >= 8 { 25 } else { 20 }));
+        Placement::with_table(self, tt)
+    }
+
+    /// Whether the tables hold every sector a placement-phase search from the start needs
+    /// (every `AvB` with 3 ≤ A, B ≤ 9), so positions with pieces in hand can be solved.
+    pub fn covers_placement(&self) -> bool {
+        self.max_side == index::MAX_SIDE
+            && (3..=index::MAX_SIDE).all(|a| (3..=index::MAX_SIDE).all(|b| self.sectors[a][b].is_some()))
     }
 
     /// The directory the tables came from.

@@ -27,16 +27,54 @@ use crate::types::Color;
 /// Lower and upper bounds of a value in {−1, 0, 1}, packed with the position's key.
 const EMPTY: u64 = 0;
 
-/// Placement-phase solving with a shared transposition table.
-pub struct Placement<'a> {
-    tb: &'a Tablebase,
-    rules: Rules,
+/// The transposition table of a placement search, with its counters: bounds proved on
+/// placement positions, valid for any game under the same tables (a placement position has no
+/// history that matters: no repetition is possible and the N-move counter starts at the
+/// transition), so one table serves every game of a process.
+pub(crate) struct TransTable {
     /// Entries `key << 8 | (lo + 1) << 2 | (hi + 1)`, `key` never 0; indexed by a hash of the
     /// key, two entries per bucket.
     table: Vec<AtomicU64>,
     mask: usize,
     nodes: AtomicU64,
     leaves: AtomicU64,
+}
+
+impl TransTable {
+    /// A table of `2^log2_entries` entries of 8 bytes.
+    pub(crate) fn new(log2_entries: u32) -> TransTable {
+        let n = 1usize << log2_entries.clamp(4, 34);
+        TransTable {
+            table: (0..n).map(|_| AtomicU64::new(EMPTY)).collect(),
+            mask: n - 1,
+            nodes: AtomicU64::new(0),
+            leaves: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The table a solver uses: its own, or the one its tablebase shares (see
+/// [`Tablebase::placement`]).
+enum Tt<'a> {
+    Owned(TransTable),
+    Shared(&'a TransTable),
+}
+
+impl std::ops::Deref for Tt<'_> {
+    type Target = TransTable;
+    fn deref(&self) -> &TransTable {
+        match self {
+            Tt::Owned(t) => t,
+            Tt::Shared(t) => t,
+        }
+    }
+}
+
+/// Placement-phase solving with a transposition table shared by its threads.
+pub struct Placement<'a> {
+    tb: &'a Tablebase,
+    rules: Rules,
+    tt: Tt<'a>,
 }
 
 /// What a placement search did: positions searched and tablebase leaves probed.
@@ -56,15 +94,12 @@ impl<'a> Placement<'a> {
     /// [`TablebaseError::RulesMismatch`] if `rules` are not the tables' rules.
     pub fn new(tb: &'a Tablebase, rules: &Rules, log2_entries: u32) -> Result<Placement<'a>, TablebaseError> {
         tb.check_rules(rules)?;
-        let n = 1usize << log2_entries.clamp(4, 34);
-        Ok(Placement {
-            tb,
-            rules: tb.rules(),
-            table: (0..n).map(|_| AtomicU64::new(EMPTY)).collect(),
-            mask: n - 1,
-            nodes: AtomicU64::new(0),
-            leaves: AtomicU64::new(0),
-        })
+        Ok(Placement { tb, rules: tb.rules(), tt: Tt::Owned(TransTable::new(log2_entries)) })
+    }
+
+    /// A solver using a table that outlives it (the tablebase's shared one).
+    pub(crate) fn with_table(tb: &'a Tablebase, tt: &'a TransTable) -> Placement<'a> {
+        Placement { tb, rules: tb.rules(), tt: Tt::Shared(tt) }
     }
 
     /// The tables under the search.
@@ -75,8 +110,8 @@ impl<'a> Placement<'a> {
     /// Counts since the solver was made.
     pub fn stats(&self) -> PlacementStats {
         PlacementStats {
-            nodes: self.nodes.load(Ordering::Relaxed),
-            leaves: self.leaves.load(Ordering::Relaxed),
+            nodes: self.tt.nodes.load(Ordering::Relaxed),
+            leaves: self.tt.leaves.load(Ordering::Relaxed),
         }
     }
 
@@ -102,6 +137,65 @@ impl<'a> Placement<'a> {
             self.search(pos, -1, 1)?
         };
         Ok(to_wdl(v))
+    }
+
+    /// Whether the value of `pos` for the player to move is at least `v`: a null-window search,
+    /// cheaper than [`Placement::value`] when only one bound is needed.
+    ///
+    /// # Errors
+    /// As [`Placement::value`].
+    pub fn at_least(&self, pos: &Position, v: Wdl) -> Result<bool, TablebaseError> {
+        if pos.outcome(&self.rules).is_terminal() {
+            return Err(TablebaseError::NotCovered("the game is already over".into()));
+        }
+        if v == Wdl::Loss {
+            return Ok(true);
+        }
+        let t = wdl_value(v);
+        if pos.is_removal_pending() {
+            for r in pos.removable() {
+                let mut child = *pos;
+                child.apply_unchecked(Action::point(r));
+                if -self.after_turn(&child, -t, 1 - t)? >= t {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        Ok(self.search(pos, t - 1, t)? >= t)
+    }
+
+    /// Whether playing `a` in `pos` leaves its mover a value of at least `v` (the game's end
+    /// by the action counts as its result; a mill's removal is the mover's best).
+    ///
+    /// # Errors
+    /// As [`Placement::value`]; `NotCovered` for an illegal action.
+    pub fn keeps(&self, pos: &Position, a: Action, v: Wdl) -> Result<bool, TablebaseError> {
+        if !pos.legal_actions(&self.rules).has(a) {
+            return Err(TablebaseError::NotCovered("the action is not legal in this position".into()));
+        }
+        let me = pos.current_player();
+        let mut child = *pos;
+        child.apply_unchecked(a);
+        let result = match child.outcome(&self.rules) {
+            crate::outcome::Outcome::Win { winner, .. } => {
+                Some(if winner == me { Wdl::Win } else { Wdl::Loss })
+            }
+            crate::outcome::Outcome::Draw(_) => Some(Wdl::Draw),
+            crate::outcome::Outcome::Ongoing => None,
+        };
+        if let Some(r) = result {
+            return Ok(r >= v);
+        }
+        if child.current_player() == me {
+            return self.at_least(&child, v);
+        }
+        // The opponent's value must be at most v flipped: not at least the value above it.
+        Ok(match v.flip() {
+            Wdl::Win => true,
+            Wdl::Draw => !self.at_least(&child, Wdl::Win)?,
+            Wdl::Loss => !self.at_least(&child, Wdl::Draw)?,
+        })
     }
 
     /// The exact values of `positions` (as [`Placement::value`]), solved in parallel on the
@@ -155,9 +249,9 @@ impl<'a> Placement<'a> {
 
     /// Negamax over whole turns with alpha-beta on {−1, 0, 1}, fail-soft.
     fn search(&self, pos: &Position, mut alpha: i8, mut beta: i8) -> Result<i8, TablebaseError> {
-        self.nodes.fetch_add(1, Ordering::Relaxed);
+        self.tt.nodes.fetch_add(1, Ordering::Relaxed);
         if pos.in_hand(Color::White) == 0 && pos.in_hand(Color::Black) == 0 {
-            self.leaves.fetch_add(1, Ordering::Relaxed);
+            self.tt.leaves.fetch_add(1, Ordering::Relaxed);
             return Ok(wdl_value(self.tb.require(pos)?.wdl));
         }
         let key = self.key(pos);
@@ -252,12 +346,12 @@ impl<'a> Placement<'a> {
 
     fn bucket(&self, key: u64) -> usize {
         // A multiplicative hash; the bucket is the entry pair (i, i ^ 1).
-        ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize) & self.mask & !1
+        ((key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize) & self.tt.mask & !1
     }
 
     fn lookup(&self, key: u64) -> (i8, i8) {
         let i = self.bucket(key);
-        for e in [&self.table[i], &self.table[i | 1]] {
+        for e in [&self.tt.table[i], &self.tt.table[i | 1]] {
             let e = e.load(Ordering::Relaxed);
             if e >> 8 == key {
                 return (((e >> 2 & 3) as i8) - 1, ((e & 3) as i8) - 1);
@@ -271,15 +365,15 @@ impl<'a> Placement<'a> {
         let i = self.bucket(key);
         // The first entry of a bucket keeps the position nearer the start (more in hand, more
         // work saved), the second takes whatever comes.
-        let first = self.table[i].load(Ordering::Relaxed);
+        let first = self.tt.table[i].load(Ordering::Relaxed);
         let hand = |e: u64| (e >> 12 & 0xf) + (e >> 8 & 0xf);
         if first >> 8 == key || first == EMPTY || hand(entry) >= hand(first) {
             if first != EMPTY && first >> 8 != key {
-                self.table[i | 1].store(first, Ordering::Relaxed);
+                self.tt.table[i | 1].store(first, Ordering::Relaxed);
             }
-            self.table[i].store(entry, Ordering::Relaxed);
+            self.tt.table[i].store(entry, Ordering::Relaxed);
         } else {
-            self.table[i | 1].store(entry, Ordering::Relaxed);
+            self.tt.table[i | 1].store(entry, Ordering::Relaxed);
         }
     }
 }

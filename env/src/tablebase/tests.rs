@@ -8,7 +8,7 @@ use super::entry::{DIST, LOSS, WIN};
 use super::*;
 use crate::minimax::{Minimax, MinimaxConfig, forced_result_plies};
 use crate::outcome::Outcome;
-use crate::{Game, Rng};
+use crate::{Agent, Game, Rng};
 
 /// Sectors up to 4 pieces a side, built once for all tests of this module.
 fn small() -> &'static (tempfile::TempDir, Tablebase) {
@@ -418,4 +418,100 @@ fn placement_values_agree_with_a_full_width_search_that_does_not_use_the_tables(
     }
     assert!(decided.iter().all(|&n| n > 0), "forced losses and wins: {decided:?}");
     assert!(draws > 0, "no drawn position in the sample");
+}
+
+/// The value after `a` for the player making it, by [`reference_value`].
+fn reference_after(tb: &Tablebase, pos: &Position, a: Action) -> i8 {
+    let mut child = *pos;
+    child.apply_unchecked(a);
+    let v = reference_value(tb, &child);
+    if child.current_player() == pos.current_player() { v } else { -v }
+}
+
+/// Pieces on the board and in hand for [`placement_position`] that stay within 4 a side.
+const SHAPES: [(u32, u8); 4] = [(2, 1), (1, 2), (2, 2), (3, 1)];
+
+#[test]
+fn the_null_window_tests_and_the_perfect_player_keep_the_reference_value() {
+    let (dir, tb) = small();
+    let shared = SharedTablebase::open(dir.path()).expect("shared");
+    let solver = shared.placement();
+    let mut rng = Rng::seed_from_u64(5);
+    let mut players = [
+        PerfectPlayer::new(shared.clone(), Pick::Best, 1),
+        PerfectPlayer::new(shared.clone(), Pick::Random, 2),
+    ];
+    let mut seen = [0u32; 3];
+    for i in 0..40 {
+        let pos = if i % 4 == 3 {
+            tb.random_position(&mut rng)
+        } else {
+            {
+                let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
+                placement_position(&mut rng, on_board, in_hand, i % 5 < 2)
+            }
+        };
+        let want = reference_value(tb, &pos);
+        seen[(want + 1) as usize] += 1;
+        if pos.in_hand(Color::White) + pos.in_hand(Color::Black) > 0 {
+            assert_eq!(solver.at_least(&pos, Wdl::Draw).expect("covered"), want >= 0, "{pos:?}");
+            assert_eq!(solver.at_least(&pos, Wdl::Win).expect("covered"), want == 1, "{pos:?}");
+            for a in pos.legal_actions(&tb.rules()).iter() {
+                let after = reference_after(tb, &pos, a);
+                for (v, need) in [(Wdl::Win, 1), (Wdl::Draw, 0), (Wdl::Loss, -1)] {
+                    assert_eq!(solver.keeps(&pos, a, v).expect("covered"), after >= need, "{pos:?} {a:?}");
+                }
+            }
+        }
+        let game = Game::from_position(Rules::standard(), pos);
+        for p in &mut players {
+            let a = p.select(&game).expect("covered").expect("a live game");
+            assert_eq!(reference_after(tb, &pos, a), want, "{} in {pos:?}", p.name());
+        }
+    }
+    assert!(seen.iter().all(|&n| n > 0), "the sample lacks a value: {seen:?} (loss, draw, win)");
+    // Another rules set than the tables' is refused, by name.
+    let other = Game::from_position(Rules::openspiel(), Position::start());
+    assert!(matches!(players[0].select(&other), Err(TablebaseError::RulesMismatch { .. })));
+}
+
+#[test]
+fn the_perfect_player_wins_every_won_game_and_loses_no_drawn_one() {
+    let (dir, tb) = small();
+    let shared = SharedTablebase::open(dir.path()).expect("shared");
+    let mut rng = Rng::seed_from_u64(17);
+    let mut results = [0u32; 3];
+    for i in 0..24u64 {
+        let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
+        let pos = placement_position(&mut rng, on_board, in_hand, i % 2 == 1);
+        let perfect_side = pos.current_player();
+        let value = reference_value(tb, &pos);
+        let pick = if i % 2 == 0 { Pick::Best } else { Pick::Random };
+        let mut perfect = PerfectPlayer::new(shared.clone(), pick, i);
+        let mut opponent: Box<dyn Agent> = if i % 3 == 0 {
+            Box::new(PerfectPlayer::new(shared.clone(), Pick::Random, 100 + i))
+        } else {
+            Box::new(crate::RandomAgent::new(i))
+        };
+        let mut game = Game::from_position(Rules::standard(), pos);
+        while !game.outcome().is_terminal() {
+            let a = if game.current_player() == perfect_side {
+                perfect.choose(&game)
+            } else {
+                opponent.choose(&game)
+            };
+            game.apply(a.expect("a move")).expect("legal");
+        }
+        let score = match game.outcome() {
+            Outcome::Win { winner, .. } if winner == perfect_side => 1,
+            Outcome::Win { .. } => -1,
+            _ => 0,
+        };
+        assert!(score >= value, "value {value}, result {score} ({pick:?}): {}", game.record());
+        if value == 1 {
+            assert_eq!(score, 1, "a won game not converted: {}", game.record());
+        }
+        results[(value + 1) as usize] += 1;
+    }
+    assert!(results[1] > 0 && results[2] > 0, "games from drawn and won positions: {results:?}");
 }
