@@ -224,3 +224,113 @@ fn a_training_run_uses_the_tables_and_logs_the_accuracy() {
     );
     assert!(!other.exists(), "nothing is written for a bad config");
 }
+
+/// A position of a random game inside the 4-piece tables (hands empty, no removal pending, not
+/// over), as its moves from the start.
+fn game_inside_the_tables(tb: &morris_env::tablebase::Tablebase) -> (String, morris_env::Game) {
+    use morris_env::{Color, Game, Rng, Rules};
+    for seed in 0..20_000 {
+        let mut game = Game::new(Rules::standard());
+        let mut rng = Rng::seed_from_u64(seed);
+        while !game.outcome().is_terminal() {
+            let pos = *game.position();
+            let hands = pos.in_hand(Color::White) + pos.in_hand(Color::Black);
+            if hands == 0 && !pos.is_removal_pending() && tb.probe(&pos).is_some() {
+                return (game.record(), game);
+            }
+            let Some(a) = game.legal_actions().sample(&mut rng) else { break };
+            game.apply(a).expect("a legal action");
+        }
+    }
+    panic!("no random game reached the 4-piece tables");
+}
+
+#[test]
+fn the_perfect_player_plays_over_uci_and_in_the_arena_and_keeps_every_value() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let d = tables().to_str().unwrap();
+    let tb = morris_env::tablebase::Tablebase::open(Path::new(d)).unwrap();
+    let (moves, game) = game_inside_the_tables(&tb);
+    let before = tb.probe(game.position()).unwrap().wdl;
+    // UCI: Engine perfect on the Tablebase option; from the start it names the missing sector.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_morris"))
+        .arg("uci")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("morris uci");
+    let script = format!(
+        "uci\nsetoption name Engine value perfect\nisready\nsetoption name Tablebase value {d}\n\
+         position startpos moves {moves}\ngo\nposition startpos\ngo\nquit\n"
+    );
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+    assert!(out.contains("option name Engine type combo default az var az var minimax var perfect"), "{out}");
+    assert!(out.contains("option name Tablebase type string"), "{out}");
+    assert!(out.contains("Engine perfect needs the Tablebase option"), "{out}");
+    let best: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("bestmove ")).collect();
+    assert_eq!(best.len(), 2, "{out}");
+    let mut after = game.clone();
+    after.play_notation(best[0]).unwrap_or_else(|e| panic!("'{}' after '{moves}': {e}", best[0]));
+    let info = out.lines().find(|l| l.starts_with("info depth 0")).expect("an info line");
+    assert!(info.contains(" wdl ") && (info.contains("score mate") || info.contains("score cp 0")), "{info}");
+    // The turn may continue with a removal: the value after the whole move is the one kept.
+    if after.current_player() != game.current_player() && !after.outcome().is_terminal() {
+        let kept = tb.probe(after.position()).unwrap().wdl.flip();
+        assert!(kept >= before, "{} after {moves}: {before} -> {kept}", best[0]);
+    }
+    assert_eq!(best[1], "(none)", "{out}");
+    assert!(out.contains("is not in") && out.contains("--max-pieces "), "{out}");
+
+    // The arena: measured against the tables, perfect play keeps every value.
+    let o = eval(&["accuracy", &format!("perfect:tb={d},pick=random"), "--tb", d, "--uniform", "200"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let row = out.lines().find(|l| l.starts_with("uniform")).expect("the uniform row");
+    assert!(row.contains("  200  100.0%"), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with(" moving")) && out.lines().any(|l| l.starts_with(" flying")),
+        "{out}"
+    );
+    // From the start the 4-piece tables cannot solve the placement: the forfeit names why.
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let games = scratch.path().join("games.jsonl");
+    let o = eval(&[
+        "match",
+        &format!("perfect:tb={d}"),
+        "random",
+        "--pairs",
+        "1",
+        "--out",
+        games.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let records = fs::read_to_string(&games).unwrap();
+    assert!(records.contains("is not in") && records.contains("--max-pieces "), "{records}");
+    // Placement samples and valued openings need the whole placement phase.
+    let o = eval(&["accuracy", "random", "--tb", d, "--placement", "10"]);
+    let err = text(&o).1;
+    assert!(
+        !o.status.success() && err.contains("--placement needs tables") && err.contains("--max-pieces 9"),
+        "{err}"
+    );
+    let o = eval(&[
+        "match",
+        "random",
+        "minimax:depth=1",
+        "--pairs",
+        "1",
+        "--opening-value",
+        "draw",
+        "--opening-tb",
+        d,
+    ]);
+    let err = text(&o).1;
+    assert!(
+        !o.status.success() && err.contains("cannot value the opening") && err.contains("--max-pieces "),
+        "{err}"
+    );
+    let o = eval(&["match", "random", "minimax:depth=1", "--pairs", "1", "--opening-value", "draw"]);
+    assert!(!o.status.success() && text(&o).1.contains("--opening-tb"), "{}", text(&o).1);
+}

@@ -218,7 +218,7 @@ fn scripted_protocol_session() {
     e.rejects("hello world", "unknown command 'hello'");
     e.rejects("setoption name Colour value red", "unknown option 'Colour'");
     e.rejects("setoption name Threads value 0", "outside 1..=64");
-    e.rejects("setoption name Engine value stockfish", "not az or minimax");
+    e.rejects("setoption name Engine value stockfish", "not az, minimax or perfect");
     e.rejects("setoption name Rules value chess", "not one of");
     e.rejects("setoption Hash 4", "setoption needs");
     e.rejects("position fen 8/8/8", "position needs 'startpos");

@@ -24,8 +24,14 @@ fn main() {
     v.flying.mills = 5;
     v.flying.twos = 30;
     variants.push(("weights before tuning", v));
-    let config =
-        MatchConfig { pairs, opening_plies: 6, seed: 7, rules: Rules::standard(), batch_network: false };
+    let config = MatchConfig {
+        pairs,
+        opening_plies: 6,
+        seed: 7,
+        rules: Rules::standard(),
+        batch_network: false,
+        openings: None,
+    };
     for (name, w) in variants {
         let a = spec(depth, w);
         let b = spec(depth, base);

@@ -1,8 +1,9 @@
-//! The tablebase accuracy report: an agent's moves on positions inside the endgame tables
-//! (drawn uniformly from the tables, and taken from real games), judged against perfect play.
+//! The tablebase accuracy report: an agent's moves judged against perfect play, by phase, on
+//! positions drawn uniformly (from the tables, and from the placement phase) and taken from
+//! real games.
 
-use morris_env::tablebase::{Accuracy, Tablebase, measure};
-use morris_env::{Game, Rng, Rules};
+use morris_env::tablebase::{Accuracy, PhaseAccuracy, Tablebase, measure, random_placement_position};
+use morris_env::{Color, Game, Rng, Rules};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -16,14 +17,27 @@ const UNIFORM_STREAM: u64 = 11;
 const GAMES_STREAM: u64 = 12;
 /// Stream for the agents' seeds.
 const AGENT_STREAM: u64 = 13;
+/// Stream for the uniform placement positions.
+const PLACEMENT_STREAM: u64 = 14;
 
 /// One row of the report: where the positions came from and what the agent did in them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AccuracyRow {
-    /// `"uniform"` or `"games"`.
+    /// `"uniform"` (drawn from the tables: no pieces in hand), `"placement"` (drawn from the
+    /// placement phase) or `"games"`.
     pub source: String,
-    /// The counts.
+    /// The counts, all phases together.
     pub accuracy: Accuracy,
+    /// The same counts by the phase of the player to move.
+    #[serde(default)]
+    pub by_phase: PhaseAccuracy,
+}
+
+impl AccuracyRow {
+    /// A row of `source` from its counts by phase.
+    pub fn new(source: &str, by_phase: PhaseAccuracy) -> AccuracyRow {
+        AccuracyRow { source: source.to_string(), accuracy: by_phase.total(), by_phase }
+    }
 }
 
 /// The accuracy of one agent against the tables.
@@ -44,7 +58,26 @@ pub fn uniform_positions(tb: &Tablebase, n: u32, seed: u64, rules: Rules) -> Vec
     (0..n).map(|_| Game::from_position(rules, tb.random_position(&mut rng))).collect()
 }
 
-/// Up to `n` positions inside the tables from game records (each with the game's history up
+/// `n` positions with pieces in hand drawn uniformly from the placement phase (see
+/// [`random_placement_position`]), as games under `rules`.
+pub fn uniform_placement_positions(n: u32, seed: u64, rules: Rules) -> Vec<Game> {
+    let mut rng = Rng::seed_from_u64(Rng::derive(seed, PLACEMENT_STREAM, 0));
+    (0..n).map(|_| Game::from_position(rules, random_placement_position(&mut rng))).collect()
+}
+
+/// Whether `tb` can value `game`'s position: one inside the tables, or one with pieces in hand
+/// when the tables cover the placement phase.
+fn valued(tb: &Tablebase, game: &Game) -> bool {
+    let pos = game.position();
+    if pos.in_hand(Color::White) > 0 || pos.in_hand(Color::Black) > 0 {
+        tb.covers_placement()
+    } else {
+        tb.probe(pos).is_some()
+    }
+}
+
+/// Up to `n` positions the tables can value (inside the tables, and with pieces in hand when
+/// they cover the placement phase) from game records (each with the game's history up
 /// to it, so repetitions count), sampled without replacement.
 ///
 /// # Errors
@@ -67,7 +100,7 @@ pub fn positions_from_records(
         }
         let mut game = Game::new(rules);
         for m in &rec.moves {
-            if !game.outcome().is_terminal() && tb.probe(game.position()).is_some() {
+            if !game.outcome().is_terminal() && valued(tb, &game) {
                 all.push(game.clone());
             }
             game.play_notation(m).map_err(|e| {
@@ -87,12 +120,12 @@ pub fn positions_from_records(
 }
 
 /// Lets agents built from `spec` play one turn in each game (in parallel, one agent per chunk
-/// of positions) and tallies the results.
+/// of positions) and tallies the results by phase.
 ///
 /// # Errors
 /// An agent that cannot be built.
-pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64) -> Result<Accuracy> {
-    let parts: Vec<Result<Accuracy>> = games
+pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64) -> Result<PhaseAccuracy> {
+    let parts: Vec<Result<PhaseAccuracy>> = games
         .par_chunks(16)
         .enumerate()
         .map(|(i, chunk)| {
@@ -100,7 +133,7 @@ pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64)
             Ok(measure(tb, chunk, agent.as_mut()))
         })
         .collect();
-    let mut total = Accuracy::default();
+    let mut total = PhaseAccuracy::default();
     for p in parts {
         total.add(&p?);
     }
@@ -108,19 +141,18 @@ pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64)
 }
 
 impl AccuracyReport {
-    /// The report as a table: positions, the fraction of moves that kept the value with its
-    /// 95% Wilson interval, errors by kind, the same fraction by the position's value, and the
-    /// agent's time per move.
+    /// The report as a table: for each source, then for each phase in it, the positions, the
+    /// fraction of moves that kept the value with its 95% Wilson interval, errors by kind, the
+    /// same fraction by the position's value, and the agent's time per move.
     pub fn to_text(&self) -> String {
         let mut out = format!("{} against {}\n", self.agent, self.tablebase);
         out += "source   positions  kept   95% interval      win->draw win->loss draw->loss  won kept   drawn kept  lost kept  ms/move\n";
-        for row in &self.rows {
-            let a = &row.accuracy;
+        let line = |label: &str, a: &Accuracy| {
             let (p, lo, hi) = a.kept_fraction();
             let by = |k: usize| format!("{}/{}", a.kept_by_value[k], a.by_value[k]);
-            out += &format!(
+            format!(
                 "{:<8} {:>9}  {:>5.1}% [{:>5.1}%, {:>5.1}%] {:>9} {:>9} {:>10}  {:>9}  {:>10}  {:>9}  {:>7.1}\n",
-                row.source,
+                label,
                 a.positions,
                 100.0 * p,
                 100.0 * lo,
@@ -132,8 +164,26 @@ impl AccuracyReport {
                 by(1),
                 by(2),
                 a.ms_per_move()
-            );
+            )
+        };
+        for row in &self.rows {
+            out += &line(&row.source, &row.accuracy);
+            let phases: Vec<_> = row.by_phase.phases().into_iter().filter(|(_, a)| a.positions > 0).collect();
+            if phases.len() > 1 {
+                for (name, a) in phases {
+                    out += &line(&format!(" {name}"), a);
+                }
+            }
         }
         out
+    }
+
+    /// The counts by phase over every source.
+    pub fn by_phase(&self) -> PhaseAccuracy {
+        let mut t = PhaseAccuracy::default();
+        for row in &self.rows {
+            t.add(&row.by_phase);
+        }
+        t
     }
 }

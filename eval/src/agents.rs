@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
-use morris_env::tablebase::{SharedTablebase, TablebaseError};
+use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, TablebaseError};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules};
 use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
@@ -23,6 +23,8 @@ pub const SPEC_FORMS: &str = "random | minimax:depth=D | minimax:time=T (e.g. 10
 (UCT with random rollouts) | az:model=DIR,sims=N or az:model=DIR,time=T (a trained network with PUCT search; \
 add threads=N for N search threads, batch=K for K leaves per network call) | \
 add tb=DIR to minimax or az for exact endgame values from tablebases built by `morris tablebase build` | \
+perfect:tb=DIR[,pick=best|random] (perfect play from the tables: the quickest win, the slowest loss and the \
+draw with the most winning chances, or a seeded random value-keeping move) | \
 uci:cmd=PATH[,arg=A]...[,movetime=T|depth=N|nodes=N][,option.NAME=VALUE]...[,timeout=T] (an external UCI engine)";
 
 /// A loaded network, shared by every agent built from one spec.
@@ -83,6 +85,13 @@ pub enum AgentSpec {
     /// An external engine spoken to over UCI (its processes are shared by the agents built
     /// from one spec).
     Uci(Arc<UciSpec>),
+    /// Perfect play from the tables (and the placement solver while pieces are in hand).
+    Perfect {
+        /// The tables.
+        tablebase: SharedTablebase,
+        /// How it chooses among the moves that keep the value.
+        pick: Pick,
+    },
 }
 
 /// Specs are equal when their canonical names are.
@@ -240,6 +249,23 @@ impl AgentSpec {
                 let search = MctsConfig { num_simulations: sims, tablebase, ..MctsConfig::default() };
                 Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search, budget })
             }
+            "perfect" => {
+                let args = args.ok_or_else(|| err("perfect needs tb=DIR".into()))?;
+                let (mut tablebase, mut pick) = (None, Pick::default());
+                for kv in args.split(',') {
+                    let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("'{kv}' is not key=value")))?;
+                    once(k.trim())?;
+                    match (k.trim(), v.trim()) {
+                        ("tb", dir) => tablebase = Some(dir.to_string()),
+                        ("pick", "best") => pick = Pick::Best,
+                        ("pick", "random") => pick = Pick::Random,
+                        ("pick", other) => return Err(err(format!("pick '{other}' is not best or random"))),
+                        (other, _) => return Err(err(format!("unknown perfect option '{other}'"))),
+                    }
+                }
+                let dir = tablebase.ok_or_else(|| err("perfect needs tb=DIR".into()))?;
+                Ok(AgentSpec::Perfect { tablebase: open_tb(&dir)?, pick })
+            }
             "uci" => {
                 let args = args.ok_or_else(|| err("uci needs cmd=PATH".into()))?;
                 UciSpec::parse(args).map(|u| AgentSpec::Uci(Arc::new(u))).map_err(err)
@@ -254,6 +280,7 @@ impl AgentSpec {
         match self {
             AgentSpec::Minimax(c) => c.tablebase.as_ref(),
             AgentSpec::Az { search, .. } => search.tablebase.as_ref(),
+            AgentSpec::Perfect { tablebase, .. } => Some(tablebase),
             _ => None,
         }
     }
@@ -296,6 +323,9 @@ impl AgentSpec {
                 })?,
             ),
             AgentSpec::Uci(spec) => Box::new(spec.agent(seed)),
+            AgentSpec::Perfect { tablebase, pick } => {
+                Box::new(PerfectPlayer::new(tablebase.clone(), *pick, seed))
+            }
         })
     }
 
@@ -326,6 +356,10 @@ impl AgentSpec {
                 name + &tb_suffix(search.tablebase.as_ref())
             }
             AgentSpec::Uci(spec) => spec.name(),
+            AgentSpec::Perfect { tablebase, pick } => {
+                let pick = if *pick == Pick::Best { String::new() } else { format!(",pick={}", pick.name()) };
+                format!("perfect:tb={}{pick}", tablebase.dir().display())
+            }
         }
     }
 }
@@ -376,6 +410,10 @@ mod tests {
             ("mcts:sims=8,time=1s", "unknown mcts option 'time'"),
             ("minimax:depth=2,depth=3", "'depth' is given twice"),
             ("az:sims=4,model=a,sims=8", "'sims' is given twice"),
+            ("perfect", "perfect needs tb=DIR"),
+            ("perfect:pick=best", "perfect needs tb=DIR"),
+            ("perfect:tb=x,pick=fast", "pick 'fast' is not best or random"),
+            ("perfect:tb=x,depth=3", "unknown perfect option 'depth'"),
         ] {
             let e = AgentSpec::parse(spec).unwrap_err();
             assert!(e.syntax, "{spec}");
@@ -387,5 +425,28 @@ mod tests {
         let e = AgentSpec::parse("az:model=/nonexistent/model,sims=10").unwrap_err();
         assert!(!e.syntax && e.to_string().contains("/nonexistent/model"), "{e}");
         assert!(!e.to_string().contains("Valid forms"), "{e}");
+        // So are missing tables.
+        let e = AgentSpec::parse("perfect:tb=/nonexistent/tables").unwrap_err();
+        assert!(!e.syntax && e.to_string().contains("/nonexistent/tables"), "{e}");
+    }
+
+    #[test]
+    fn the_perfect_player_is_a_spec_that_keeps_its_options() {
+        let dir = tempfile::tempdir().unwrap();
+        morris_env::tablebase::build(dir.path(), 3, &Rules::standard(), &|_| {}).unwrap();
+        let d = dir.path().display();
+        let s = AgentSpec::parse(&format!("perfect:tb={d}")).unwrap();
+        assert_eq!(s.name(), format!("perfect:tb={d}"));
+        assert!(s.tablebase().is_some() && s.check_rules(&Rules::standard()).is_ok());
+        assert!(s.check_rules(&Rules::openspiel()).is_err());
+        let r = AgentSpec::parse(&format!("perfect:tb={d},pick=random")).unwrap();
+        assert_eq!(r.name(), format!("perfect:tb={d},pick=random"));
+        assert_eq!(AgentSpec::parse(&r.name()).unwrap(), r);
+        // Outside the 3v3 tables it forfeits, naming the sector it needs.
+        let mut agent = s.build(1).unwrap();
+        let game = morris_env::Game::new(Rules::standard());
+        assert_eq!(agent.choose(&game), None);
+        let why = agent.forfeit_reason().unwrap();
+        assert!(why.contains("--max-pieces"), "{why}");
     }
 }

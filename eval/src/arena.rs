@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use morris_env::tablebase::{SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Color, Game, Outcome, Rng, Rules};
 use morris_train::mcts::{Mcts, MctsConfig, Tree};
 use morris_train::net_evaluator::NetEvaluator;
@@ -29,7 +30,46 @@ mod stream {
     pub const WHITE: u64 = 2;
     /// The Black agent of game `i`.
     pub const BLACK: u64 = 3;
+    /// Further openings of pair `i` when the first does not have the value asked for.
+    pub const OPENING_RETRY: u64 = 4;
 }
+
+/// Which random openings a match keeps, by their exact value (see [`OpeningFilter`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpeningValue {
+    /// Openings that are drawn with perfect play.
+    Draw,
+    /// Openings won by one side (in a colour-swapped pair each agent gets the winning side once).
+    Decided,
+}
+
+impl OpeningValue {
+    /// `"draw"` or `"decided"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OpeningValue::Draw => "draw",
+            OpeningValue::Decided => "decided",
+        }
+    }
+
+    fn accepts(self, w: Wdl) -> bool {
+        (w == Wdl::Draw) == (self == OpeningValue::Draw)
+    }
+}
+
+/// Keeps only the random openings of a given exact value: a pair whose opening has another
+/// value draws further openings (from its own stream, so the first opening of every pair is the
+/// one an unfiltered match plays) until one fits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpeningFilter {
+    /// The tables that value the openings (complete tables for openings with pieces in hand).
+    pub tablebase: SharedTablebase,
+    /// The value to keep.
+    pub value: OpeningValue,
+}
+
+/// Openings a filtered pair may draw before the match gives up.
+const MAX_OPENING_TRIES: u64 = 1000;
 
 /// One finished game, as written to the JSONL record (one object per line).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,6 +84,10 @@ pub struct GameRecord {
     pub opening_seed: u64,
     /// Number of random opening plies.
     pub opening_plies: u32,
+    /// The opening's game-theoretic result (`1-0`, `1/2-1/2` or `0-1`: what perfect play from
+    /// it gives), when the match filtered its openings by value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening_value: Option<String>,
     /// Rules preset name, or `custom`.
     pub rules: String,
     /// All moves in notation, opening included.
@@ -84,6 +128,8 @@ pub struct MatchConfig {
     /// Play all games in lockstep, with network agents searching all their games in one batch
     /// (throughput) instead of one game at a time (latency).
     pub batch_network: bool,
+    /// Only openings of this exact value (`None`: every random opening).
+    pub openings: Option<OpeningFilter>,
 }
 
 /// The name of a rules value: its preset, or `custom`.
@@ -99,6 +145,9 @@ struct Table {
     pair: u32,
     g: u32,
     opening_seed: u64,
+    opening_value: Option<Wdl>,
+    /// Who is to move after the opening (whom `opening_value` speaks for).
+    opening_mover: Color,
     game: Game,
     seconds: [f64; 2],
     moves: [u32; 2],
@@ -107,12 +156,23 @@ struct Table {
 }
 
 impl Table {
-    fn new(config: &MatchConfig, index: u32) -> Table {
+    fn new(config: &MatchConfig, index: u32, opening: (u64, Option<Wdl>)) -> Table {
         let (pair, g) = (index / 2, index % 2);
-        let opening_seed = Rng::derive(config.seed, stream::OPENING, pair as u64);
+        let (opening_seed, opening_value) = opening;
         let mut game = Game::new(config.rules);
         game.random_opening(&mut Rng::seed_from_u64(opening_seed), config.opening_plies);
-        Table { pair, g, opening_seed, game, seconds: [0.0; 2], moves: [0; 2], forfeit: None }
+        let opening_mover = game.current_player();
+        Table {
+            pair,
+            g,
+            opening_seed,
+            opening_value,
+            opening_mover,
+            game,
+            seconds: [0.0; 2],
+            moves: [0; 2],
+            forfeit: None,
+        }
     }
 
     /// The index of this game in the match.
@@ -177,6 +237,15 @@ impl Table {
             pair: self.pair,
             opening_seed: self.opening_seed,
             opening_plies: config.opening_plies,
+            opening_value: self.opening_value.map(|w| {
+                // The value is the player to move's after the opening: as a result for White.
+                let white = if self.opening_mover == Color::White { w } else { w.flip() };
+                match white {
+                    Wdl::Win => "1-0".to_string(),
+                    Wdl::Draw => "1/2-1/2".to_string(),
+                    Wdl::Loss => "0-1".to_string(),
+                }
+            }),
             rules: rules_name(&config.rules),
             moves: self.game.record().split_whitespace().map(str::to_string).collect(),
             result,
@@ -218,14 +287,15 @@ pub fn play_match<F>(
 where
     F: Fn(&GameRecord) + Sync,
 {
+    let openings = opening_seeds(config)?;
     if config.batch_network {
-        return play_lockstep(a, b, config, on_game);
+        return play_lockstep(a, b, config, &openings, on_game);
     }
     (0..config.pairs * 2)
         .into_par_iter()
         .with_max_len(1)
         .map(|i| {
-            let mut table = Table::new(config, i);
+            let mut table = Table::new(config, i, openings[(i / 2) as usize]);
             let (mut agent_a, mut agent_b) = table.agents(a, b, config.seed)?;
             while table.live() {
                 let agent = if table.a_to_move() { agent_a.as_mut() } else { agent_b.as_mut() };
@@ -234,6 +304,61 @@ where
             let rec = table.record(a, b, config);
             on_game(&rec);
             Ok(rec)
+        })
+        .collect()
+}
+
+/// The opening seed of each pair, with its value when the match filters openings (pairs in
+/// parallel: valuing an opening with pieces in hand is a placement search).
+///
+/// # Errors
+/// [`EvalError::Usage`] if the tables cannot value an opening (a missing sector, other rules),
+/// or no opening of the value asked for turns up in [`MAX_OPENING_TRIES`] draws.
+fn opening_seeds(config: &MatchConfig) -> Result<Vec<(u64, Option<Wdl>)>> {
+    let Some(filter) = &config.openings else {
+        return Ok((0..config.pairs)
+            .map(|p| (Rng::derive(config.seed, stream::OPENING, p as u64), None))
+            .collect());
+    };
+    filter.tablebase.check_rules(&config.rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+    filtered_openings(config, filter.value, |game| filter.tablebase.value(game.position()))
+}
+
+/// The first opening of each pair whose value (by `value`, for the player to move after it)
+/// `keep` accepts: the pair's unfiltered opening, then further ones from its retry stream.
+fn filtered_openings<V>(config: &MatchConfig, keep: OpeningValue, value: V) -> Result<Vec<(u64, Option<Wdl>)>>
+where
+    V: Fn(&Game) -> std::result::Result<Wdl, morris_env::tablebase::TablebaseError> + Sync,
+{
+    let first = |pair: u32| Rng::derive(config.seed, stream::OPENING, pair as u64);
+    (0..config.pairs)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|pair| {
+            for k in 0..MAX_OPENING_TRIES {
+                let seed = if k == 0 {
+                    first(pair)
+                } else {
+                    Rng::derive(config.seed, stream::OPENING_RETRY, (pair as u64) << 16 | k)
+                };
+                let mut game = Game::new(config.rules);
+                game.random_opening(&mut Rng::seed_from_u64(seed), config.opening_plies);
+                if game.outcome().is_terminal() {
+                    continue;
+                }
+                let value = value(&game).map_err(|e| {
+                    EvalError::Usage(format!("cannot value the opening {}: {e}", game.record()))
+                })?;
+                if keep.accepts(value) {
+                    return Ok((seed, Some(value)));
+                }
+            }
+            Err(EvalError::Usage(format!(
+                "pair {}: no {} opening of {} plies in {MAX_OPENING_TRIES} random openings",
+                pair + 1,
+                keep.name(),
+                config.opening_plies
+            )))
         })
         .collect()
 }
@@ -345,11 +470,18 @@ impl Seat {
 
 /// The lockstep schedule: each round, every live game where A is to move gets A's move (all in
 /// one batch for a network), then likewise for B.
-fn play_lockstep<F>(a: &AgentSpec, b: &AgentSpec, config: &MatchConfig, on_game: F) -> Result<Vec<GameRecord>>
+fn play_lockstep<F>(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    config: &MatchConfig,
+    openings: &[(u64, Option<Wdl>)],
+    on_game: F,
+) -> Result<Vec<GameRecord>>
 where
     F: Fn(&GameRecord) + Sync,
 {
-    let mut tables: Vec<Table> = (0..config.pairs * 2).map(|i| Table::new(config, i)).collect();
+    let mut tables: Vec<Table> =
+        (0..config.pairs * 2).map(|i| Table::new(config, i, openings[(i / 2) as usize])).collect();
     let (agents_a, agents_b): (Vec<_>, Vec<_>) =
         tables.iter().map(|t| t.agents(a, b, config.seed)).collect::<Result<Vec<_>>>()?.into_iter().unzip();
     let mut seats = [
@@ -388,7 +520,14 @@ mod tests {
     use super::*;
 
     fn config(pairs: u32) -> MatchConfig {
-        MatchConfig { pairs, opening_plies: 4, seed: 42, rules: Rules::standard(), batch_network: false }
+        MatchConfig {
+            pairs,
+            opening_plies: 4,
+            seed: 42,
+            rules: Rules::standard(),
+            batch_network: false,
+            openings: None,
+        }
     }
 
     #[test]
@@ -432,5 +571,79 @@ mod tests {
         .unwrap();
         assert_eq!(calls.into_inner(), 6, "every game reported once");
         assert_eq!(strip(games), by_game);
+    }
+
+    /// A stand-in value for the filter tests: the parity of the opening's first point.
+    fn parity(game: &Game) -> std::result::Result<Wdl, morris_env::tablebase::TablebaseError> {
+        let first = game.record().split_whitespace().next().unwrap_or("").to_string();
+        let odd =
+            morris_env::Point::from_name(&first[..2.min(first.len())]).is_some_and(|p| p.index() % 2 == 1);
+        Ok(if odd { Wdl::Win } else { Wdl::Draw })
+    }
+
+    #[test]
+    fn filtered_openings_keep_the_first_opening_that_fits_and_record_its_value() {
+        let c = config(12);
+        let plain = opening_seeds(&c).unwrap();
+        for keep in [OpeningValue::Draw, OpeningValue::Decided] {
+            let kept = filtered_openings(&c, keep, parity).unwrap();
+            let mut retried = 0;
+            for (pair, ((seed, value), (first, _))) in kept.iter().zip(&plain).enumerate() {
+                let mut game = Game::new(c.rules);
+                game.random_opening(&mut Rng::seed_from_u64(*seed), c.opening_plies);
+                let v = parity(&game).unwrap();
+                assert_eq!(*value, Some(v), "pair {pair}");
+                assert!(keep.accepts(v), "pair {pair}: {keep:?} kept {v:?}");
+                // A pair whose unfiltered opening fits plays it.
+                let mut unfiltered = Game::new(c.rules);
+                unfiltered.random_opening(&mut Rng::seed_from_u64(*first), c.opening_plies);
+                if keep.accepts(parity(&unfiltered).unwrap()) {
+                    assert_eq!(seed, first, "pair {pair}");
+                } else {
+                    retried += 1;
+                }
+            }
+            assert!(retried > 0, "{keep:?}: no pair needed another opening");
+            assert_eq!(kept, filtered_openings(&c, keep, parity).unwrap(), "seeded");
+        }
+        // The record gives the opening's value as a result for White.
+        let a = AgentSpec::parse("random").unwrap();
+        let kept = filtered_openings(&c, OpeningValue::Decided, parity).unwrap();
+        for i in 0..4 {
+            let table = Table::new(&c, i, kept[(i / 2) as usize]);
+            let record = table.record(&a, &a, &c);
+            // After 4 plies White is to move, and the stand-in gives it the win.
+            assert_eq!(record.opening_value.as_deref(), Some("1-0"));
+        }
+        // No opening of the value, or one that cannot be valued: named errors.
+        let never = |_: &Game| Ok(Wdl::Loss);
+        let e = filtered_openings(&config(1), OpeningValue::Draw, never).unwrap_err();
+        assert!(e.to_string().contains("no draw opening of 4 plies in 1000"), "{e}");
+        let missing = |_: &Game| Err(morris_env::tablebase::TablebaseError::NotCovered("sector 9v9".into()));
+        let e = filtered_openings(&config(1), OpeningValue::Draw, missing).unwrap_err();
+        assert!(
+            matches!(e, EvalError::Usage(_)) && e.to_string().contains("cannot value the opening"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_filtered_match_on_tables_that_cannot_value_its_openings_names_the_missing_sector() {
+        let dir = tempfile::tempdir().unwrap();
+        morris_env::tablebase::build(dir.path(), 3, &Rules::standard(), &|_| {}).unwrap();
+        let tablebase = SharedTablebase::open(dir.path()).unwrap();
+        let c = MatchConfig {
+            openings: Some(OpeningFilter { tablebase, value: OpeningValue::Draw }),
+            ..config(1)
+        };
+        let a = AgentSpec::parse("random").unwrap();
+        let e = play_match(&a, &a, &c, |_| {}).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot value the opening") && e.to_string().contains("--max-pieces"),
+            "{e}"
+        );
+        // Tables of other rules.
+        let other = MatchConfig { rules: Rules::openspiel(), ..c };
+        assert!(play_match(&a, &a, &other, |_| {}).is_err());
     }
 }

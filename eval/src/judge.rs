@@ -9,7 +9,7 @@ use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
 use morris_train::{ConfigError, Judge, Judgement, OpponentResult, TrainConfig};
 
-use crate::accuracy::{measure_spec, uniform_positions};
+use crate::accuracy::{measure_spec, uniform_placement_positions, uniform_positions};
 use crate::agents::{AgentSpec, LoadedModel};
 use crate::arena::{MatchConfig, play_match};
 use crate::elo::{FixedOpponent, rate_against};
@@ -58,9 +58,13 @@ impl LadderJudge {
             ..config.mcts.clone()
         };
         let n = config.tablebase.accuracy_positions;
-        let tablebase = tables.filter(|_| n > 0).map(|tb| {
-            let positions = uniform_positions(&tb, n, config.run.seed, rules);
-            (tb, positions)
+        let placement = config.tablebase.placement_positions;
+        let tablebase = tables.and_then(|tb| {
+            let mut positions = uniform_positions(&tb, n, config.run.seed, rules);
+            if tb.covers_placement() {
+                positions.extend(uniform_placement_positions(placement, config.run.seed, rules));
+            }
+            (!positions.is_empty()).then_some((tb, positions))
         });
         Ok(LadderJudge {
             opponents,
@@ -100,6 +104,7 @@ impl Judge for LadderJudge {
                 seed: Rng::derive(seed, MATCH_STREAM, i as u64),
                 rules: self.rules,
                 batch_network: true,
+                openings: None,
             };
             let games = play_match(&network, opponent, &config, |_| {}).map_err(|e| e.to_string())?;
             let report = MatchReport::from_games(&network.name(), &opponent.name(), &games);
@@ -183,11 +188,16 @@ mod tests {
         let device = Device::flex();
         let model = NetConfig { width: 8, blocks: 1, ..NetConfig::default() }.init(&device);
         let j = judge.judge(&model, &device, 7).unwrap();
-        let a = j.tablebase.clone().expect("an accuracy figure");
+        let by_phase = j.tablebase.clone().expect("an accuracy figure");
+        let a = by_phase.total();
         assert_eq!(a.positions, 30);
+        // 3v3 tables: every mover flies, and they do not cover the placement phase.
+        assert_eq!((by_phase.flying.positions, by_phase.placing.positions), (30, 0));
         assert_eq!(a.kept + a.win_to_draw + a.win_to_loss + a.draw_to_loss + a.no_move, 30);
         let tags: Vec<String> = j.scalars().into_iter().map(|(k, _)| k).collect();
         assert!(tags.contains(&"eval/tb_accuracy".to_string()), "{tags:?}");
+        assert!(tags.contains(&"eval/tb_accuracy_flying".to_string()), "{tags:?}");
+        assert!(!tags.contains(&"eval/tb_accuracy_placing".to_string()), "{tags:?}");
         assert!(j.summary().contains("TB "), "{}", j.summary());
         // Tables that are not there are a config error naming the key.
         config.tablebase.dir = Some(dir.path().join("missing"));

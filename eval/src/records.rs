@@ -165,6 +165,7 @@ mod tests {
             pair: 0,
             opening_seed: 0,
             opening_plies: 0,
+            opening_value: None,
             rules: "standard".into(),
             moves: vec![],
             result: result.into(),

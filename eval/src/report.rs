@@ -33,6 +33,10 @@ pub struct MatchReport {
     pub mean_plies: f64,
     /// Mean thinking time per move of A and of B, in milliseconds.
     pub ms_per_move: [f64; 2],
+    /// For matches whose openings were valued (see `OpeningFilter`): games by the opening's
+    /// value for A (won, drawn, lost) and A's result in them (win, draw, loss).
+    #[serde(default)]
+    pub by_opening: [[u32; 3]; 3],
 }
 
 impl MatchReport {
@@ -41,10 +45,30 @@ impl MatchReport {
         let (mut wins, mut draws, mut losses) = (0, 0, 0);
         let mut pair_points: std::collections::BTreeMap<u32, f64> = Default::default();
         let (mut plies, mut ms_a, mut ms_b) = (0.0, 0.0, 0.0);
+        let mut by_opening = [[0u32; 3]; 3];
+        let slot = |s: f64| {
+            if s > 0.75 {
+                0
+            } else if s < 0.25 {
+                2
+            } else {
+                1
+            }
+        };
         for g in games {
             let a_is_white = g.white == a;
             let Some(ws) = g.white_score() else { continue };
             let s = if a_is_white { ws } else { 1.0 - ws };
+            let opening = g.opening_value.as_deref().and_then(|v| match v {
+                "1-0" => Some(1.0),
+                "0-1" => Some(0.0),
+                "1/2-1/2" => Some(0.5),
+                _ => None,
+            });
+            if let Some(ow) = opening {
+                let o = if a_is_white { ow } else { 1.0 - ow };
+                by_opening[slot(o)][slot(s)] += 1;
+            }
             if s > 0.75 {
                 wins += 1;
             } else if s < 0.25 {
@@ -85,11 +109,30 @@ impl MatchReport {
             pentanomial,
             mean_plies: plies / n,
             ms_per_move: [ms_a / n, ms_b / n],
+            by_opening,
         }
     }
 
-    /// The report as text lines.
+    /// The report as text lines (with a line by the openings' values when they were valued).
     pub fn to_text(&self) -> String {
+        let mut text = self.summary_text();
+        if self.by_opening.iter().flatten().any(|&n| n > 0) {
+            let row = |k: usize, name: &str| {
+                let r = self.by_opening[k];
+                format!("{name} {} (W/D/L {}/{}/{})", r.iter().sum::<u32>(), r[0], r[1], r[2])
+            };
+            text += &format!(
+                "\n  by the opening's value for {}: {}, {}, {}",
+                self.a,
+                row(0, "won"),
+                row(1, "drawn"),
+                row(2, "lost")
+            );
+        }
+        text
+    }
+
+    fn summary_text(&self) -> String {
         let elo = |s: f64| {
             if s <= 0.0 {
                 f64::NEG_INFINITY
@@ -158,6 +201,7 @@ mod tests {
             pair,
             opening_seed: 0,
             opening_plies: 0,
+            opening_value: None,
             rules: "standard".into(),
             moves: vec![],
             result: result.into(),
@@ -187,5 +231,21 @@ mod tests {
         assert_eq!(r.score, 1.0);
         assert!(r.score_low > 0.2 && r.score_low < 0.9, "{}", r.score_low);
         assert!(r.to_text().contains("+inf"), "{}", r.to_text());
+        assert!(!r.to_text().contains("by the opening"), "{}", r.to_text());
+        // Valued openings: counted by their value for A, with A's result in them.
+        let valued = |white: &str, black: &str, pair, result: &str, value: &str| GameRecord {
+            opening_value: Some(value.into()),
+            ..rec(white, black, pair, result)
+        };
+        let games = [
+            valued("A", "B", 0, "1-0", "1-0"),         // A won a won opening
+            valued("B", "A", 0, "1/2-1/2", "1-0"),     // A drew a lost one
+            valued("A", "B", 1, "1/2-1/2", "1/2-1/2"), // a drawn opening drawn
+            valued("B", "A", 1, "1-0", "1/2-1/2"),     // A lost a drawn one
+        ];
+        let r = MatchReport::from_games("A", "B", &games);
+        assert_eq!(r.by_opening, [[1, 0, 0], [0, 1, 1], [0, 1, 0]]);
+        let text = r.to_text();
+        assert!(text.contains("won 1 (W/D/L 1/0/0), drawn 2 (W/D/L 0/1/1), lost 1 (W/D/L 0/1/0)"), "{text}");
     }
 }

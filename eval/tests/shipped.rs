@@ -20,8 +20,14 @@ fn shipped() -> PathBuf {
 fn score_vs_random(model: &Path) -> f64 {
     let a = AgentSpec::parse(&format!("az:model={},sims=1", model.display())).expect("az spec");
     let b = AgentSpec::parse("random").expect("random spec");
-    let config =
-        MatchConfig { pairs: 10, opening_plies: 6, seed: 7, rules: Rules::standard(), batch_network: false };
+    let config = MatchConfig {
+        pairs: 10,
+        opening_plies: 6,
+        seed: 7,
+        rules: Rules::standard(),
+        batch_network: false,
+        openings: None,
+    };
     let games = play_match(&a, &b, &config, |_| {}).expect("the match is played");
     MatchReport::from_games(&a.name(), &b.name(), &games).score
 }

@@ -1,5 +1,5 @@
-//! `morris.Agent` (any agent spec the arena knows, asked for moves on a `morris.Game`) and the
-//! colour-swapped match of `eval match`.
+//! `morris.Agent` (any agent spec the arena knows, asked for moves on a `morris.Game`), the
+//! colour-swapped match of `eval match`, and building the tables that `tb=` and `perfect:` use.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -114,7 +114,14 @@ fn play_match_json(
     if threads == 0 {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    let config = MatchConfig { pairs, opening_plies, seed, rules: rules_from(rules)?, batch_network: false };
+    let config = MatchConfig {
+        pairs,
+        opening_plies,
+        seed,
+        rules: rules_from(rules)?,
+        batch_network: false,
+        openings: None,
+    };
     py.detach(|| {
         let (a, b) = (spec_from(a)?, spec_from(b)?);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -130,8 +137,33 @@ fn play_match_json(
     })
 }
 
+/// Builds (or completes) the tables up to `max_pieces` a side in `out`, as `morris tablebase
+/// build` does, under `rules` (the standard ones by default), with the GIL released; finished
+/// sectors are kept. Returns the sector names, smallest first. Raises `ValueError` for a size
+/// out of range or other rules, `OSError` for a directory that cannot be written.
+#[pyfunction]
+#[pyo3(signature = (out, max_pieces, rules = None))]
+fn build_tablebase(
+    py: Python<'_>,
+    out: std::path::PathBuf,
+    max_pieces: usize,
+    rules: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<String>> {
+    use morris_env::tablebase::{TablebaseError, build};
+    let rules = rules_from(rules)?;
+    py.detach(|| build(&out, max_pieces, &rules, &|_| {}))
+        .map(|summaries| summaries.into_iter().map(|s| s.sector).collect())
+        .map_err(|e| match e {
+            TablebaseError::Io { .. } | TablebaseError::DiskFull { .. } => {
+                pyo3::exceptions::PyOSError::new_err(e.to_string())
+            }
+            _ => PyValueError::new_err(e.to_string()),
+        })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAgent>()?;
     m.add_function(wrap_pyfunction!(play_match_json, m)?)?;
+    m.add_function(wrap_pyfunction!(build_tablebase, m)?)?;
     Ok(())
 }

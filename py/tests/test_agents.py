@@ -58,3 +58,45 @@ def test_match_summary_is_the_cli_report():
         morris.play_match("random", "random", pairs=0)
     with pytest.raises(morris.SpecError):
         morris.play_match("random", "nobody")
+
+
+def test_perfect_player_from_tables_built_in_python(tmp_path):
+    import random
+
+    sectors = morris.build_tablebase(tmp_path, 4)
+    assert sorted(sectors) == ["3v3", "3v4", "4v3", "4v4"]
+    assert morris.build_tablebase(tmp_path, 4) == sectors  # finished sectors are kept
+    perfect = morris.Agent(f"perfect:tb={tmp_path},pick=random", seed=3)
+    assert perfect.name == f"perfect:tb={tmp_path},pick=random"
+    # From the start the placement needs sectors these tables lack: the error names the command.
+    with pytest.raises(RuntimeError, match="--max-pieces"):
+        perfect.choose(morris.Game())
+    # Random games that reach the tables (hands empty, at most 4 pieces a side): from there the
+    # perfect players move legally until the game ends or 40 plies pass.
+    reached = 0
+    for seed in range(500):
+        game = morris.Game()
+        rng = random.Random(seed)
+        while not game.is_terminal:
+            inside = game.pieces_in_hand == (0, 0) and max(game.pieces_on_board) <= 4
+            if inside and not game.removal_pending:
+                break
+            game.apply(rng.choice(list(game.legal_actions())))
+        if game.is_terminal:
+            continue
+        reached += 1
+        other = morris.Agent(f"perfect:tb={tmp_path}", seed=seed)
+        for _ in range(40):
+            if game.is_terminal:
+                break
+            mover = perfect if game.current_player == 0 else other
+            action = mover.choose(game)
+            assert action in game.legal_actions()
+            game.apply(action)
+        if reached == 5:
+            break
+    assert reached == 5
+    with pytest.raises(ValueError, match="--max-pieces 10"):
+        morris.build_tablebase(tmp_path, 10)
+    with pytest.raises(ValueError):
+        morris.Agent("perfect:tb=/no/such/tables")

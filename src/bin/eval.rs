@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use morris::Preset;
 use morris_eval::agents::{AgentSpec, SPEC_FORMS};
-use morris_eval::arena::{GameRecord, MatchConfig, play_match};
+use morris_eval::arena::{GameRecord, MatchConfig, OpeningFilter, OpeningValue, play_match};
 use morris_eval::elo::EloTable;
 use morris_eval::records::{RateNotes, RecordSink, rate, read_records};
 use morris_eval::{EvalError, Ladder, MatchReport};
@@ -34,7 +34,7 @@ struct Cli {
     command: Command,
 }
 
-#[derive(clap::Args, Clone, Copy)]
+#[derive(clap::Args, Clone)]
 struct MatchArgs {
     /// Colour-swapped pairs per match (each pair is two games from one random opening).
     #[arg(long, default_value_t = 50)]
@@ -51,6 +51,23 @@ struct MatchArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Keep only openings of this exact value (valued by --opening-tb): drawn ones, or ones won
+    /// by a side (each agent then plays the winning side once per pair).
+    #[arg(long, value_enum, requires = "opening_tb")]
+    opening_value: Option<OpeningKind>,
+    /// Tables that value the openings (complete ones, up to 9 pieces a side, for openings with
+    /// pieces in hand).
+    #[arg(long, value_name = "DIR", requires = "opening_value")]
+    opening_tb: Option<PathBuf>,
+}
+
+/// `--opening-value`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum OpeningKind {
+    /// Drawn with perfect play.
+    Draw,
+    /// Won by one side with perfect play.
+    Decided,
 }
 
 #[derive(Subcommand)]
@@ -64,6 +81,10 @@ enum Command {
         /// No model: minimax opponents only, games without evaluation.
         #[arg(long, conflicts_with = "model")]
         no_model: bool,
+        /// Tables for a perfect opponent (every sector up to 9v9, `morris tablebase build
+        /// --max-pieces 9`).
+        #[arg(long, value_name = "DIR")]
+        tb: Option<PathBuf>,
         /// Address to listen on; another than localhost exposes the board to the network.
         #[arg(long, default_value = "127.0.0.1")]
         host: std::net::IpAddr,
@@ -93,8 +114,9 @@ enum Command {
         #[arg(long, default_value = "games.jsonl")]
         out: PathBuf,
     },
-    /// Measure an agent against perfect play: on positions inside endgame tables (drawn
-    /// uniformly, and from game records), how often its move keeps the exact value.
+    /// Measure an agent against perfect play: on positions the tables can value (drawn
+    /// uniformly from the tables and from the placement phase, and from game records), how
+    /// often its move keeps the exact value, by phase.
     #[command(after_help = format!("Agent specs: {SPEC_FORMS}"))]
     Accuracy {
         /// The agent spec.
@@ -102,9 +124,14 @@ enum Command {
         /// Tablebase directory (`morris tablebase build --out DIR`).
         #[arg(long)]
         tb: PathBuf,
-        /// Positions drawn uniformly from the tables.
+        /// Positions drawn uniformly from the tables (no pieces in hand).
         #[arg(long, default_value_t = 1000)]
         uniform: u32,
+        /// Positions drawn uniformly from the placement phase, valued by the placement solver
+        /// (default 200 when the tables cover the placement phase, every sector up to 9v9;
+        /// else 0).
+        #[arg(long)]
+        placement: Option<u32>,
         /// Game records (`eval match --out FILE`) to take positions from, repeatable.
         #[arg(long = "games", value_name = "FILE.jsonl")]
         games: Vec<PathBuf>,
@@ -227,9 +254,10 @@ fn shipped_model() -> PathBuf {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Serve { model, no_model, host, port, games, max_sessions, idle_minutes } => {
+        Command::Serve { model, no_model, tb, host, port, games, max_sessions, idle_minutes } => {
             let config = morris_web::ServeConfig {
                 model: (!no_model).then_some(model),
+                tablebase: tb,
                 host,
                 port,
                 games,
@@ -348,16 +376,42 @@ fn run(command: Command) -> Result<(), EvalError> {
             println!("games appended to {}", out.display());
             Ok(())
         }
-        Command::Accuracy { agent, tb, uniform, games, from_games, seed, rules, threads, json } => {
+        Command::Accuracy {
+            agent,
+            tb,
+            uniform,
+            placement,
+            games,
+            from_games,
+            seed,
+            rules,
+            threads,
+            json,
+        } => {
             use morris_eval::accuracy::{self, AccuracyReport, AccuracyRow};
             let spec = AgentSpec::parse(&agent)?;
             let rules = rules.rules();
-            if uniform > 1_000_000 || from_games > 1_000_000 {
-                return Err(EvalError::Usage("--uniform and --from-games are at most 1,000,000".into()));
+            if uniform > 1_000_000 || from_games > 1_000_000 || placement.is_some_and(|n| n > 1_000_000) {
+                return Err(EvalError::Usage(
+                    "--uniform, --placement and --from-games are at most 1,000,000".into(),
+                ));
             }
             let table = morris_env::tablebase::Tablebase::open_shared(&tb)
                 .map_err(|e| EvalError::Usage(e.to_string()))?;
             table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let placement = match placement {
+                Some(n) if n > 0 && !table.covers_placement() => {
+                    return Err(EvalError::Usage(format!(
+                        "--placement needs tables for the whole placement phase (every sector up to 9v9); {} holds {}: build them with `morris tablebase build --max-pieces 9 --out {}`",
+                        tb.display(),
+                        table.sector_names().join(" "),
+                        tb.display()
+                    )));
+                }
+                Some(n) => n,
+                None if table.covers_placement() => 200,
+                None => 0,
+            };
             spec.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
             let mut records = Vec::new();
             for path in &games {
@@ -367,6 +421,7 @@ fn run(command: Command) -> Result<(), EvalError> {
             let mut rows = Vec::new();
             let sources = [
                 ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
+                ("placement", accuracy::uniform_placement_positions(placement, seed, rules)),
                 ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
             ];
             if sources.iter().all(|(_, p)| p.is_empty()) {
@@ -382,7 +437,7 @@ fn run(command: Command) -> Result<(), EvalError> {
                     continue;
                 }
                 let acc = pool.install(|| accuracy::measure_spec(&spec, &table, &positions, seed))?;
-                rows.push(AccuracyRow { source: source.into(), accuracy: acc });
+                rows.push(AccuracyRow::new(source, acc));
             }
             let report = AccuracyReport {
                 agent: spec.name(),
@@ -439,7 +494,7 @@ fn run(command: Command) -> Result<(), EvalError> {
                     let margs = MatchArgs {
                         pairs,
                         seed: args.seed.wrapping_add(1000 * i as u64 + gap as u64),
-                        ..args
+                        ..args.clone()
                     };
                     let played = pool.install(|| run_match(b, a, &margs, &sink))?;
                     let report = MatchReport::from_games(&b.name(), &a.name(), &played);
@@ -520,6 +575,17 @@ fn run_match(
         seed: args.seed,
         rules: args.rules.rules(),
         batch_network: false,
+        openings: match (args.opening_value, &args.opening_tb) {
+            (Some(kind), Some(dir)) => Some(OpeningFilter {
+                tablebase: morris_env::tablebase::SharedTablebase::open(dir)
+                    .map_err(|e| EvalError::Usage(format!("--opening-tb: {e}")))?,
+                value: match kind {
+                    OpeningKind::Draw => OpeningValue::Draw,
+                    OpeningKind::Decided => OpeningValue::Decided,
+                },
+            }),
+            _ => None,
+        },
     };
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(2 * args.pairs as u64);

@@ -262,11 +262,21 @@ pub struct TablebaseConfig {
     /// Positions drawn from the tables for the accuracy figure logged at each evaluation
     /// (`eval/tb_accuracy`); 0 turns it off.
     pub accuracy_positions: u32,
+    /// Positions drawn from the placement phase for the same figure, valued by the placement
+    /// solver (`eval/tb_accuracy_placing`); only used when `dir` holds every sector up to 9v9,
+    /// and 0 turns it off.
+    pub placement_positions: u32,
 }
 
 impl Default for TablebaseConfig {
     fn default() -> TablebaseConfig {
-        TablebaseConfig { dir: None, search: true, adjudicate: false, accuracy_positions: 200 }
+        TablebaseConfig {
+            dir: None,
+            search: true,
+            adjudicate: false,
+            accuracy_positions: 200,
+            placement_positions: 100,
+        }
     }
 }
 
@@ -383,6 +393,8 @@ impl TrainConfig {
         range(self.run.threads as u64, 0, limits::THREADS, "run.threads")?;
         let positions = self.tablebase.accuracy_positions.into();
         range(positions, 0, limits::TABLEBASE_POSITIONS, "tablebase.accuracy_positions")?;
+        let positions = self.tablebase.placement_positions.into();
+        range(positions, 0, limits::TABLEBASE_POSITIONS, "tablebase.placement_positions")?;
         let s = &self.selfplay;
         range(s.parallel_games as u64, 1, limits::PARALLEL_GAMES, "selfplay.parallel_games")?;
         range(s.simulations.into(), 1, limits::SIMULATIONS, "selfplay.simulations")?;

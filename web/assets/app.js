@@ -154,7 +154,9 @@ async function newGame(ev) {
   const kind = $("opponent").value;
   const value = Number($("strength").value);
   const opponent = { kind };
-  if ($("strength-kind").value === "time_ms") opponent.time_ms = value;
+  // Perfect play has no strength to set.
+  if (kind === "perfect") {}
+  else if ($("strength-kind").value === "time_ms") opponent.time_ms = value;
   else opponent[kind === "model" ? "simulations" : "depth"] = value;
   await update("starting…", () => api("POST", "/sessions", { human: $("human").value, opponent }));
 }
@@ -241,5 +243,7 @@ drawBoard(board, click);
 drawBoard(replayBoard, null);
 api("GET", "/info").then(info => {
   if (!info.model) { $("opponent").value = "minimax"; $("strength").value = 4; }
+  // A server with complete tables (eval serve --tb DIR) offers perfect play.
+  if (info.perfect) $("opponent").add(new Option("perfect play", "perfect"));
   newGame();
 }).catch(e => say(e.message));

@@ -94,6 +94,8 @@ async fn with_session<T: Send + 'static>(
 pub async fn info(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
     Json(json!({
         "model": app.model.as_ref().map(|m| m.dir.display().to_string()),
+        "tablebase": app.tablebase.as_ref().map(|t| t.dir().display().to_string()),
+        "perfect": app.tablebase.as_ref().is_some_and(|t| t.covers_placement()),
         "games": app.records.len(),
         "sessions": app.store.len(),
         "limits": {
@@ -117,8 +119,8 @@ struct NewGame {
 }
 
 /// `POST /api/sessions`: `{"human": "white"|"black", "opponent": {"kind": "model",
-/// "simulations": 200} | {"kind": "minimax", "depth": 4}}`; the engine moves first when the
-/// human plays Black.
+/// "simulations": 200} | {"kind": "minimax", "depth": 4} | {"kind": "perfect"}}`; the engine
+/// moves first when the human plays Black.
 pub async fn create(
     State(app): State<Arc<App>>,
     body: Result<Bytes, BytesRejection>,
@@ -136,9 +138,10 @@ pub async fn create(
     } else {
         Opponent::Minimax { depth: None, time_ms: None }
     });
-    opponent.validate(app.model.is_some()).map_err(ApiError::bad_request)?;
+    opponent.validate(app.model.is_some(), app.tablebase.as_ref()).map_err(ApiError::bad_request)?;
     let seed = app.next_seed();
-    let engine = Engine::build(&opponent, app.model.as_ref(), seed).map_err(ApiError::bad_request)?;
+    let engine = Engine::build(&opponent, app.model.as_ref(), app.tablebase.as_ref(), seed)
+        .map_err(ApiError::bad_request)?;
     let session = Session {
         game: Game::new(app.rules),
         human,

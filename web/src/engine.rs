@@ -1,10 +1,12 @@
-//! The opponent of a web game: the trained network (PUCT search) or the alpha-beta baseline,
-//! searching one position within a bound and reporting its move, value and principal variation.
+//! The opponent of a web game: the trained network (PUCT search), the alpha-beta baseline or
+//! perfect play from the tables, searching one position within a bound and reporting its move,
+//! value and principal variation.
 
 use std::time::{Duration, Instant};
 
 use burn::prelude::Device;
 use morris_env::minimax::forced_result_plies;
+use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Game, Minimax, MinimaxConfig};
 use morris_eval::agents::LoadedModel;
 use morris_eval::uci::{notation_line, root_draw, wdl_per_mille};
@@ -41,12 +43,28 @@ pub enum Opponent {
         #[serde(default)]
         time_ms: Option<u64>,
     },
+    /// Perfect play from the server's tables (`eval serve --tb DIR`, every sector up to 9v9).
+    Perfect {},
 }
 
 impl Opponent {
-    /// Checks the bounds; the message names the field.
-    pub fn validate(&self, has_model: bool) -> Result<(), String> {
+    /// Checks the bounds and that the server has what the opponent needs (the model; complete
+    /// tables for perfect play, `tables` being the server's); the message names the field.
+    pub fn validate(&self, has_model: bool, tables: Option<&SharedTablebase>) -> Result<(), String> {
         let time = match self {
+            Opponent::Perfect {} => {
+                let tb =
+                    tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
+                if !tb.covers_placement() {
+                    return Err(format!(
+                        "perfect play from the start needs every sector up to 9v9; {} holds {}: build them with `morris tablebase build --max-pieces 9 --out {}`",
+                        tb.dir().display(),
+                        tb.sector_names().join(" "),
+                        tb.dir().display()
+                    ));
+                }
+                &None
+            }
             Opponent::Model { simulations, time_ms } => {
                 if !has_model {
                     return Err("this server has no model: choose the minimax opponent".into());
@@ -84,6 +102,7 @@ impl Opponent {
             }
             Opponent::Minimax { time_ms: Some(t), .. } => format!("minimax, {t} ms per move"),
             Opponent::Minimax { depth, .. } => format!("minimax, depth {}", depth.unwrap_or(4)),
+            Opponent::Perfect {} => "perfect play".into(),
         }
     }
 }
@@ -114,12 +133,25 @@ pub enum Engine {
     Model(Box<AzAgent>, Opponent),
     /// The alpha-beta baseline.
     Minimax(Box<Minimax>, Opponent),
+    /// Perfect play, with the tables it plays from.
+    Perfect(Box<PerfectPlayer>, SharedTablebase),
 }
 
 impl Engine {
-    /// Builds `opponent` (the network from `model`, which must be there for a model opponent).
-    pub fn build(opponent: &Opponent, model: Option<&LoadedModel>, seed: u64) -> Result<Engine, String> {
+    /// Builds `opponent` (the network from `model`, which must be there for a model opponent;
+    /// the server's `tables` for perfect play).
+    pub fn build(
+        opponent: &Opponent,
+        model: Option<&LoadedModel>,
+        tables: Option<&SharedTablebase>,
+        seed: u64,
+    ) -> Result<Engine, String> {
         match opponent {
+            Opponent::Perfect {} => {
+                let tb =
+                    tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
+                Ok(Engine::Perfect(Box::new(PerfectPlayer::new(tb.clone(), Pick::Best, seed)), tb.clone()))
+            }
             Opponent::Model { simulations, time_ms } => {
                 let model = model.ok_or("this server has no model: choose the minimax opponent")?;
                 let sims = match (simulations, time_ms) {
@@ -166,7 +198,7 @@ impl Engine {
                         Some(start + Duration::from_millis(*t)),
                     ),
                     Opponent::Model { simulations, .. } => (simulations.unwrap_or(200), None),
-                    Opponent::Minimax { .. } => return None,
+                    Opponent::Minimax { .. } | Opponent::Perfect {} => return None,
                 };
                 agent.reset();
                 let draw = root_draw(agent, game);
@@ -182,6 +214,25 @@ impl Engine {
                     wdl: wdl_per_mille(q, draw),
                     pv,
                     nodes: nodes as u64,
+                    ms: start.elapsed().as_millis() as u64,
+                    action,
+                })
+            }
+            Engine::Perfect(player, tb) => {
+                // The value of the position is the value of the move that keeps it.
+                let value = tb.value(game.position()).ok()?;
+                let action = player.select(game).ok()??;
+                let wdl = match value {
+                    Wdl::Win => [1000, 0, 0],
+                    Wdl::Draw => [0, 1000, 0],
+                    Wdl::Loss => [0, 0, 1000],
+                };
+                let pv = line(game, &[action], action);
+                Some(Analysis {
+                    mv: pv.first().cloned().unwrap_or_default(),
+                    wdl,
+                    pv,
+                    nodes: 0,
                     ms: start.elapsed().as_millis() as u64,
                     action,
                 })

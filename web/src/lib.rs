@@ -40,6 +40,8 @@ const STYLE_CSS: &str = include_str!("../assets/style.css");
 pub struct ServeConfig {
     /// The model the page plays and evaluates with (`None`: minimax only, no evaluation).
     pub model: Option<PathBuf>,
+    /// Tables for the perfect opponent (`None`: no perfect play).
+    pub tablebase: Option<PathBuf>,
     /// Address to bind (localhost unless asked otherwise).
     pub host: IpAddr,
     /// Port (0: any free port).
@@ -56,6 +58,7 @@ impl Default for ServeConfig {
     fn default() -> ServeConfig {
         ServeConfig {
             model: Some(PathBuf::from("checkpoints/shipped")),
+            tablebase: None,
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 8080,
             games: Vec::new(),
@@ -72,6 +75,14 @@ pub enum WebError {
     #[error("cannot load the model {}: {reason}", path.display())]
     Model {
         /// The model directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The tables could not be opened.
+    #[error("cannot open the tables {}: {reason}", path.display())]
+    Tablebase {
+        /// The table directory.
         path: PathBuf,
         /// Why.
         reason: String,
@@ -96,6 +107,8 @@ pub enum WebError {
 pub struct App {
     /// The network, if any.
     pub model: Option<LoadedModel>,
+    /// The tables of the perfect opponent, if any.
+    pub tablebase: Option<morris_env::tablebase::SharedTablebase>,
     /// The games.
     pub store: session::Store,
     /// The viewer's games.
@@ -117,12 +130,23 @@ impl App {
             }
             None => None,
         };
+        let tablebase = match &config.tablebase {
+            Some(dir) => {
+                let tb = morris_env::tablebase::SharedTablebase::open(dir)
+                    .map_err(|e| WebError::Tablebase { path: dir.clone(), reason: e.to_string() })?;
+                tb.check_rules(&Rules::standard())
+                    .map_err(|e| WebError::Tablebase { path: dir.clone(), reason: e.to_string() })?;
+                Some(tb)
+            }
+            None => None,
+        };
         let records = viewer::load(&config.games)?;
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64);
         Ok(App {
             model,
+            tablebase,
             store: session::Store::new(config.max_sessions.max(1), config.idle, seed),
             records,
             rules: Rules::standard(),

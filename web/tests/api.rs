@@ -293,3 +293,32 @@ async fn a_slow_search_does_not_hold_up_other_sessions() {
     assert!(started.elapsed() >= Duration::from_millis(2500));
     assert_eq!(slow_view["moves"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn perfect_play_needs_complete_tables_and_says_what_is_missing() {
+    // No tables: the opponent is refused, naming the option.
+    let plain = app(&config(false));
+    let (_, info) = call(&plain, "GET", "/api/info", None).await;
+    assert_eq!((info["tablebase"].clone(), info["perfect"].clone()), (Value::Null, json!(false)));
+    let body = json!({"human": "white", "opponent": {"kind": "perfect"}}).to_string();
+    let (status, e) = call(&plain, "POST", "/api/sessions", Some(&body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    assert!(e.to_string().contains("--tb DIR"), "{e}");
+    // Tables that cannot play from the start (3v3 only): refused, naming what to build.
+    let dir = tempfile::tempdir().unwrap();
+    morris_env::tablebase::build(dir.path(), 3, &morris_env::Rules::standard(), &|_| {}).unwrap();
+    let with = app(&ServeConfig { tablebase: Some(dir.path().to_path_buf()), ..config(false) });
+    let (_, info) = call(&with, "GET", "/api/info", None).await;
+    assert_eq!(info["perfect"], json!(false), "{info}");
+    assert_eq!(info["tablebase"], json!(dir.path().display().to_string()), "{info}");
+    let (status, e) = call(&with, "POST", "/api/sessions", Some(&body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+    assert!(e.to_string().contains("every sector up to 9v9") && e.to_string().contains("3v3"), "{e}");
+    let extra = json!({"opponent": {"kind": "perfect", "depth": 3}}).to_string();
+    let (status, _) = call(&with, "POST", "/api/sessions", Some(&extra)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // A directory that is not there stops the server from starting, naming it.
+    let missing = ServeConfig { tablebase: Some(dir.path().join("missing")), ..config(false) };
+    let e = App::load(&missing).err().expect("an error");
+    assert!(e.to_string().contains("missing"), "{e}");
+}

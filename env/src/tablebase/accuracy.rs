@@ -1,5 +1,5 @@
 //! Accuracy against perfect play: how often an agent's move keeps the exact value of a
-//! position inside the tables, and its errors by kind.
+//! position the tables can value, and its errors by kind and by phase.
 
 use std::time::Instant;
 
@@ -9,6 +9,10 @@ use super::{Tablebase, Wdl};
 use crate::agent::Agent;
 use crate::game::Game;
 use crate::outcome::Outcome;
+use crate::position::{PIECES_PER_PLAYER, Phase, Position};
+use crate::rng::Rng;
+use crate::tables::MILLS;
+use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Counts of one accuracy measurement.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -60,6 +64,50 @@ impl Accuracy {
     }
 }
 
+/// Accuracy split by the phase of the player to move ([`Position::phase`]): placing (pieces in
+/// hand), moving (sliding) and flying (three pieces, flying rules).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseAccuracy {
+    /// Positions where the mover had pieces in hand.
+    pub placing: Accuracy,
+    /// Positions where the mover slides.
+    pub moving: Accuracy,
+    /// Positions where the mover flies.
+    pub flying: Accuracy,
+}
+
+impl PhaseAccuracy {
+    /// The phases in order, with their names (`placing`, `moving`, `flying`).
+    pub fn phases(&self) -> [(&'static str, &Accuracy); 3] {
+        [("placing", &self.placing), ("moving", &self.moving), ("flying", &self.flying)]
+    }
+
+    /// The counts of one phase.
+    pub fn get_mut(&mut self, phase: Phase) -> &mut Accuracy {
+        match phase {
+            Phase::Placing => &mut self.placing,
+            Phase::Moving => &mut self.moving,
+            Phase::Flying => &mut self.flying,
+        }
+    }
+
+    /// All phases together.
+    pub fn total(&self) -> Accuracy {
+        let mut t = Accuracy::default();
+        for (_, a) in self.phases() {
+            t.add(a);
+        }
+        t
+    }
+
+    /// Adds another measurement's counts, phase by phase.
+    pub fn add(&mut self, other: &PhaseAccuracy) {
+        self.placing.add(&other.placing);
+        self.moving.add(&other.moving);
+        self.flying.add(&other.flying);
+    }
+}
+
 /// The Wilson score interval of `k` successes in `n` trials: (estimate, low, high) at 95%.
 pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
     if n == 0 {
@@ -82,15 +130,29 @@ fn slot(w: Wdl) -> usize {
     }
 }
 
+/// The exact value of a live position for the player to move, or `None` where the tables
+/// cannot give it (a sector not built): from the tables with both hands empty, else from the
+/// placement solver.
+fn value_of(tb: &Tablebase, pos: &Position) -> Option<Wdl> {
+    tb.value(pos).ok()
+}
+
 /// Lets `agent` play one turn (a move and, if it closes a mill, the removal) in each game and
-/// compares the value after it with the value before. Games whose position is outside the
-/// tables are skipped. The agent is reset before each position.
-pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> Accuracy {
-    let mut acc = Accuracy::default();
+/// compares the value after it with the value before, counting by the mover's phase. Positions
+/// with pieces in hand are valued by the placement solver ([`Tablebase::value`]); a position
+/// the tables cannot value (a sector not built) is skipped. The agent is reset before each
+/// position.
+pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> PhaseAccuracy {
+    let mut out = PhaseAccuracy::default();
+    let rules = tb.rules();
     for game in games {
-        let Some(before) = tb.probe(game.position()) else { continue };
+        if game.outcome().is_terminal() {
+            continue;
+        }
+        let Some(before) = value_of(tb, game.position()) else { continue };
         agent.reset();
         let me = game.current_player();
+        let acc = out.get_mut(game.position().phase(me, &rules));
         let mut g = game.clone();
         let start = Instant::now();
         let mut moved = true;
@@ -111,7 +173,7 @@ pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> Accurac
         }
         acc.seconds += start.elapsed().as_secs_f64();
         acc.positions += 1;
-        acc.by_value[slot(before.wdl)] += 1;
+        acc.by_value[slot(before)] += 1;
         if !moved {
             acc.no_move += 1;
             continue;
@@ -119,10 +181,10 @@ pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> Accurac
         let after = match g.outcome() {
             Outcome::Win { winner, .. } => Some(if winner == me { Wdl::Win } else { Wdl::Loss }),
             Outcome::Draw(_) => Some(Wdl::Draw),
-            Outcome::Ongoing => tb.probe(g.position()).map(|p| p.wdl.flip()),
+            Outcome::Ongoing => value_of(tb, g.position()).map(Wdl::flip),
         };
         let Some(after) = after else { continue };
-        match (before.wdl, after) {
+        match (before, after) {
             (b, a) if a >= b => {
                 acc.kept += 1;
                 acc.kept_by_value[slot(b)] += 1;
@@ -132,5 +194,106 @@ pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> Accurac
             _ => acc.draw_to_loss += 1,
         }
     }
-    acc
+    out
+}
+
+/// One kind of placement position: the side to move, both hands and both counts on the board.
+#[derive(Clone, Copy, Debug)]
+struct PlacementKind {
+    side: Color,
+    hands: [u8; 2],
+    on_board: [u32; 2],
+    arrangements: u64,
+}
+
+/// `n` choose `k`.
+fn choose(n: u32, k: u32) -> u64 {
+    (0..k).fold(1u64, |acc, i| acc * (n - i) as u64 / (i + 1) as u64)
+}
+
+/// Every kind of placement position that the counting conditions allow (see
+/// [`random_placement_position`]), with its number of arrangements.
+fn placement_kinds() -> Vec<PlacementKind> {
+    let n = PIECES_PER_PLAYER as u32;
+    let mut kinds = Vec::new();
+    // White to move has placed as many as Black; Black to move has placed one fewer.
+    for (side, lead) in [(Color::White, 0), (Color::Black, 1)] {
+        for placed_black in 0..n {
+            let placed = [placed_black + lead, placed_black];
+            if placed[0] > n || (side == Color::White && placed[0] == n) {
+                continue;
+            }
+            let hands = [(n - placed[0]) as u8, (n - placed[1]) as u8];
+            for w in 0..=placed[0] {
+                for b in 0..=placed[1] {
+                    // Each removal needs a mill the opponent closed, the first with its third
+                    // piece; a side with under 3 pieces in all has lost.
+                    let removed = [placed[0] - w, placed[1] - b];
+                    let mills_possible = |c: usize| placed[c].saturating_sub(2);
+                    if removed[0] > mills_possible(1) || removed[1] > mills_possible(0) {
+                        continue;
+                    }
+                    if w + hands[0] as u32 <= 2 || b + hands[1] as u32 <= 2 {
+                        continue;
+                    }
+                    let arrangements = choose(NUM_POINTS as u32, w) * choose(NUM_POINTS as u32 - w, b);
+                    kinds.push(PlacementKind { side, hands, on_board: [w, b], arrangements });
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// A position with pieces in hand drawn uniformly from the candidate placement positions: every
+/// arrangement of pieces on the board whose counts the hands allow (the side to move follows
+/// from the hands, as placements alternate and White places first), with no more removals of
+/// a side's pieces than the opponent could have closed mills (none before its third piece),
+/// both sides with at least 3 pieces on the board and in hand, no removal pending, and a side
+/// with a mill on the board having removed at least one piece. These are necessary conditions
+/// for a position to be reachable, not a proof that it is: a few unreachable positions remain,
+/// as in the placement counts of the mill literature.
+pub fn random_placement_position(rng: &mut Rng) -> Position {
+    let kinds = placement_kinds();
+    let total: u64 = kinds.iter().map(|k| k.arrangements).sum();
+    loop {
+        let mut x = ((rng.next_u64() as u128 * total as u128) >> 64) as u64;
+        let Some(kind) = kinds.iter().find(|k| {
+            let hit = x < k.arrangements;
+            if !hit {
+                x -= k.arrangements;
+            }
+            hit
+        }) else {
+            continue;
+        };
+        let mut points: [u8; NUM_POINTS] = std::array::from_fn(|i| i as u8);
+        let placed = (kind.on_board[0] + kind.on_board[1]) as usize;
+        for i in 0..placed {
+            let j = i + rng.below((NUM_POINTS - i) as u32) as usize;
+            points.swap(i, j);
+        }
+        let set = |range: std::ops::Range<usize>| {
+            points[range]
+                .iter()
+                .filter_map(|&p| Point::try_index(p as usize))
+                .fold(BitBoard(0), |bb, p| bb | p.bit())
+        };
+        let w = kind.on_board[0] as usize;
+        let pieces = [set(0..w), set(w..placed)];
+        let placed_counts = [
+            PIECES_PER_PLAYER as u32 - kind.hands[0] as u32,
+            PIECES_PER_PLAYER as u32 - kind.hands[1] as u32,
+        ];
+        // A mill on the board was closed once, and closing it removed an opposing piece.
+        let has_mill = |bb: BitBoard| MILLS.iter().any(|&m| bb.contains(m));
+        if (has_mill(pieces[0]) && placed_counts[1] == kind.on_board[1])
+            || (has_mill(pieces[1]) && placed_counts[0] == kind.on_board[0])
+        {
+            continue;
+        }
+        if let Ok(pos) = Position::from_parts(pieces[0], pieces[1], kind.hands, kind.side, false) {
+            return pos;
+        }
+    }
 }

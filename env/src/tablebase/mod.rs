@@ -55,7 +55,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-pub use accuracy::{Accuracy, measure, wilson};
+pub use accuracy::{Accuracy, PhaseAccuracy, measure, random_placement_position, wilson};
 pub use build::{BuildEvent, SectorSummary, build};
 pub use entry::{Probe, Wdl};
 pub use error::TablebaseError;
@@ -190,6 +190,22 @@ impl Tablebase {
             .placement_tt
             .get_or_init(|| placement::TransTable::new(if self.max_side >= 8 { 25 } else { 20 }));
         Placement::with_table(self, tt)
+    }
+
+    /// The exact value of any live position for the player to move: from the tables when
+    /// both hands are empty, else by the shared placement solver ([`Tablebase::placement`]).
+    ///
+    /// # Errors
+    /// `NotCovered` for a finished game or a position outside the tables, `MissingSector`
+    /// naming a sector the position needs.
+    pub fn value(&self, pos: &Position) -> Result<Wdl, TablebaseError> {
+        if pos.in_hand(Color::White) == 0 && pos.in_hand(Color::Black) == 0 {
+            if pos.outcome(&self.rules()).is_terminal() {
+                return Err(TablebaseError::NotCovered("the game is already over".into()));
+            }
+            return self.require(pos).map(|p| p.wdl);
+        }
+        self.placement().value(pos)
     }
 
     /// Whether the tables hold every sector a placement-phase search from the start needs

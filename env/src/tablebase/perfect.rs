@@ -14,9 +14,8 @@ use crate::rng::Rng;
 pub enum Pick {
     /// The quickest win, the slowest loss, and among drawing moves the one that leaves the
     /// opponent the largest share of losing replies (the most winning chances); ties are drawn
-    /// with the seed. With pieces in hand the solver has no distances: the first winning move
-    /// found, or a seeded draw among the moves that keep a draw (or among all moves of a lost
-    /// position).
+    /// with the seed. With pieces in hand the solver has no distances: a seeded draw among the
+    /// moves that keep the value, as with [`Pick::Random`].
     #[default]
     Best,
     /// A seeded draw among the moves that keep the value. A won position still takes one of
@@ -69,7 +68,7 @@ impl PerfectPlayer {
             tb.require(&pos)?;
             moving_choice(tb, game, self.pick, &mut self.rng)?
         } else {
-            placement_choice(&tb.placement(), &pos, self.pick, &mut self.rng)?
+            placement_choice(&tb.placement(), &pos, &mut self.rng)?
         };
         Ok(Some(choice))
     }
@@ -167,29 +166,26 @@ fn winning_chances(tb: &Tablebase, child: &Position, me: crate::Color) -> f64 {
     losing as f64 / moves.len().max(1) as f64
 }
 
-/// A choice with pieces in hand, from null-window tests of each action against the value.
-fn placement_choice(
-    solver: &Placement<'_>,
-    pos: &Position,
-    pick: Pick,
-    rng: &mut Rng,
-) -> Result<Action, TablebaseError> {
+/// A choice with pieces in hand: the actions in a seeded random order, each tested against the
+/// position's value with a null-window search, and the first that keeps it played. The first
+/// keeper of a uniformly random order is a uniformly random keeper, so this is the same choice as
+/// testing every action and drawing among the keepers, at the cost of one or two searches when
+/// most actions keep the value (as in most drawn placement positions). The placement solver
+/// has no distances, so [`Pick::Best`] plays the same way here: a won position is won by any
+/// winning action, and it converts in the moving phase, where the tables have distances.
+fn placement_choice(solver: &Placement<'_>, pos: &Position, rng: &mut Rng) -> Result<Action, TablebaseError> {
     let value = solver.value(pos)?;
     let rules = solver.tablebase().rules();
-    let actions: Vec<Action> = pos.legal_actions(&rules).iter().collect();
-    let mut keeping = Vec::new();
-    for &a in &actions {
+    let mut actions: Vec<Action> = pos.legal_actions(&rules).iter().collect();
+    for i in (1..actions.len()).rev() {
+        actions.swap(i, rng.below(i as u32 + 1) as usize);
+    }
+    for a in actions {
         if solver.keeps(pos, a, value)? {
-            if value == Wdl::Win && pick == Pick::Best {
-                return Ok(a);
-            }
-            keeping.push(a);
+            return Ok(a);
         }
     }
-    if keeping.is_empty() {
-        return Err(TablebaseError::NotCovered(format!(
-            "no move keeps the position's value ({value}): the search is inconsistent"
-        )));
-    }
-    Ok(keeping[rng.below(keeping.len() as u32) as usize])
+    Err(TablebaseError::NotCovered(format!(
+        "no move keeps the position's value ({value}): the search is inconsistent"
+    )))
 }

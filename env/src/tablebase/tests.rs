@@ -515,3 +515,106 @@ fn the_perfect_player_wins_every_won_game_and_loses_no_drawn_one() {
     }
     assert!(results[1] > 0 && results[2] > 0, "games from drawn and won positions: {results:?}");
 }
+
+/// Plays the first legal action: a deterministic agent whose errors the tests can predict.
+struct FirstAction;
+
+impl Agent for FirstAction {
+    fn name(&self) -> String {
+        "first".into()
+    }
+
+    fn choose(&mut self, game: &Game) -> Option<Action> {
+        game.legal_actions().iter().next()
+    }
+}
+
+#[test]
+fn accuracy_is_counted_by_phase_against_the_reference_values() {
+    let (dir, tb) = small();
+    let rules = Rules::standard();
+    let mut rng = Rng::seed_from_u64(23);
+    let mut games: Vec<Game> = (0..16u64)
+        .map(|i| {
+            let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
+            Game::from_position(rules, placement_position(&mut rng, on_board, in_hand, i % 2 == 1))
+        })
+        .collect();
+    games.extend((0..40).map(|_| Game::from_position(rules, tb.random_position(&mut rng))));
+    // What the first legal action does, turn by turn, judged by the plain reference search.
+    let mut expected = PhaseAccuracy::default();
+    for game in &games {
+        let pos = *game.position();
+        if pos.outcome(&rules).is_terminal() {
+            continue;
+        }
+        let me = pos.current_player();
+        let before = reference_value(tb, &pos);
+        let mut after = pos;
+        while after.current_player() == me && !after.outcome(&rules).is_terminal() {
+            let a = after.legal_actions(&rules).iter().next().expect("a legal action");
+            after.apply_unchecked(a);
+        }
+        let after_value = if after.current_player() == me {
+            reference_value(tb, &after)
+        } else {
+            -reference_value(tb, &after)
+        };
+        let acc = expected.get_mut(pos.phase(me, &rules));
+        acc.positions += 1;
+        match (before, after_value) {
+            (b, a) if a >= b => acc.kept += 1,
+            (1, 0) => acc.win_to_draw += 1,
+            (1, _) => acc.win_to_loss += 1,
+            _ => acc.draw_to_loss += 1,
+        }
+    }
+    let got = measure(tb, &games, &mut FirstAction);
+    for ((name, g), (_, e)) in got.phases().into_iter().zip(expected.phases()) {
+        assert_eq!(
+            (g.positions, g.kept, g.win_to_draw, g.win_to_loss, g.draw_to_loss),
+            (e.positions, e.kept, e.win_to_draw, e.win_to_loss, e.draw_to_loss),
+            "{name}"
+        );
+    }
+    assert!(got.placing.positions >= 12 && got.moving.positions > 0 && got.flying.positions > 0, "{got:?}");
+    let errors = |a: &Accuracy| a.win_to_draw + a.win_to_loss + a.draw_to_loss;
+    assert!(errors(&got.total()) > 0, "the first legal action never errs? {got:?}");
+    assert_eq!(got.total().positions, got.placing.positions + got.moving.positions + got.flying.positions);
+    // The perfect player keeps every value, in every phase.
+    let shared = SharedTablebase::open(dir.path()).expect("shared");
+    let perfect = measure(tb, &games, &mut PerfectPlayer::new(shared, Pick::Random, 3));
+    for (name, a) in perfect.phases() {
+        assert_eq!(a.kept, a.positions, "{name}: {a:?}");
+    }
+    assert_eq!(perfect.total().positions, got.total().positions);
+}
+
+#[test]
+fn placement_samples_follow_the_alternation_and_the_counting_conditions() {
+    let rules = Rules::standard();
+    let mut rng = Rng::seed_from_u64(5);
+    let mut plies = [0u32; 18];
+    for _ in 0..2000 {
+        let pos = random_placement_position(&mut rng);
+        let hands = [pos.in_hand(Color::White), pos.in_hand(Color::Black)];
+        assert!(hands[0] + hands[1] > 0 && !pos.is_removal_pending());
+        // White places first: Black holds as many in hand, or one more when it is to move.
+        let black = pos.current_player() == Color::Black;
+        assert_eq!(hands[1], hands[0] + black as u8, "{hands:?}");
+        assert_eq!(pos.outcome(&rules), Outcome::Ongoing);
+        for c in [Color::White, Color::Black] {
+            let placed = 9 - pos.in_hand(c) as u32;
+            let removed = placed - pos.pieces(c).count();
+            let opp_placed = 9 - pos.in_hand(c.opponent()) as u32;
+            assert!(removed <= opp_placed.saturating_sub(2), "{c:?}: {removed} removed");
+            assert!(pos.pieces(c).count() + pos.in_hand(c) as u32 >= 3);
+        }
+        plies[(18 - hands[0] - hands[1]) as usize] += 1;
+    }
+    // Uniform over positions: the late placement plies, which hold most positions, dominate.
+    assert!(plies[17] > plies[10] && plies[16] > plies[8] && plies[0] == 0, "{plies:?}");
+    // Seeded.
+    let a = random_placement_position(&mut Rng::seed_from_u64(9));
+    assert_eq!(a, random_placement_position(&mut Rng::seed_from_u64(9)));
+}

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use burn::prelude::Device;
 use morris_env::minimax::{EvalWeights, forced_result_plies};
+use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Color, Game, Minimax, MinimaxConfig, Rules};
 use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
@@ -26,13 +27,18 @@ pub enum EngineKind {
     Az,
     /// The alpha-beta baseline.
     Minimax,
+    /// Perfect play from the tables of the `Tablebase` option.
+    Perfect,
 }
 
 /// The engine's options, as set by `setoption` (the defaults are listed by `uci`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EngineOptions {
-    /// `Engine`: `az` or `minimax`.
+    /// `Engine`: `az`, `minimax` or `perfect`.
     pub kind: EngineKind,
+    /// `Tablebase`: a table directory (`morris tablebase build`): exact endgame values for
+    /// `az` and `minimax`, the whole game for `perfect`; empty for none.
+    pub tablebase: Option<PathBuf>,
     /// `Model`: the exported model directory of the network.
     pub model: PathBuf,
     /// `Simulations`: network simulations of a bare `go`.
@@ -60,6 +66,7 @@ impl EngineOptions {
     pub fn new(model: PathBuf) -> EngineOptions {
         EngineOptions {
             kind: EngineKind::Az,
+            tablebase: None,
             model,
             simulations: 800,
             threads: 1,
@@ -78,10 +85,13 @@ impl EngineOptions {
         let kind = match self.kind {
             EngineKind::Az => "az",
             EngineKind::Minimax => "minimax",
+            EngineKind::Perfect => "perfect",
         };
+        let tb = self.tablebase.as_ref().map_or("<empty>".to_string(), |d| d.display().to_string());
         vec![
-            format!("option name Engine type combo default {kind} var az var minimax"),
+            format!("option name Engine type combo default {kind} var az var minimax var perfect"),
             format!("option name Model type string default {}", self.model.display()),
+            format!("option name Tablebase type string default {tb}"),
             format!("option name Simulations type spin default {} min 1 max 1000000", self.simulations),
             format!("option name Threads type spin default {} min 1 max 64", self.threads),
             format!("option name Batch type spin default {} min 1 max 256", self.batch),
@@ -116,8 +126,12 @@ impl EngineOptions {
                 self.kind = match value {
                     "az" => EngineKind::Az,
                     "minimax" => EngineKind::Minimax,
-                    _ => return Err(format!("option Engine: '{value}' is not az or minimax")),
+                    "perfect" => EngineKind::Perfect,
+                    _ => return Err(format!("option Engine: '{value}' is not az, minimax or perfect")),
                 };
+            }
+            "tablebase" => {
+                self.tablebase = (!value.is_empty() && value != "<empty>").then(|| PathBuf::from(value));
             }
             "model" => {
                 if value.is_empty() {
@@ -141,8 +155,9 @@ impl EngineOptions {
             }
             "seed" => {
                 self.seed = spin(0, u64::MAX)?;
-                // Only minimax draws on it (the network search plays without noise).
-                return Ok(self.kind == EngineKind::Minimax);
+                // Only minimax and the perfect player draw on it (the network search plays
+                // without noise).
+                return Ok(matches!(self.kind, EngineKind::Minimax | EngineKind::Perfect));
             }
             "move overhead" => {
                 self.move_overhead_ms = spin(0, 5000)?;
@@ -177,11 +192,24 @@ impl EngineOptions {
 enum Searcher {
     Az(Box<AzAgent>),
     Minimax(Box<Minimax>),
+    Perfect(Box<PerfectPlayer>, SharedTablebase),
 }
 
 impl Searcher {
     fn build(options: &EngineOptions) -> Result<Searcher, String> {
+        let tablebase = match &options.tablebase {
+            Some(dir) => {
+                let tb = SharedTablebase::open(dir).map_err(|e| format!("option Tablebase: {e}"))?;
+                tb.check_rules(&options.rules()).map_err(|e| format!("option Tablebase: {e}"))?;
+                Some(tb)
+            }
+            None => None,
+        };
         match options.kind {
+            EngineKind::Perfect => {
+                let tb = tablebase.ok_or("Engine perfect needs the Tablebase option (a table directory)")?;
+                Ok(Searcher::Perfect(Box::new(PerfectPlayer::new(tb.clone(), Pick::Best, options.seed)), tb))
+            }
             EngineKind::Minimax => {
                 let config = MinimaxConfig {
                     depth: Some(options.depth),
@@ -190,14 +218,15 @@ impl Searcher {
                     tt_bits: options.tt_bits(),
                     seed: options.seed,
                     weights: EvalWeights::default(),
-                    tablebase: None,
+                    tablebase,
                 };
                 Ok(Searcher::Minimax(Box::new(Minimax::new(config))))
             }
             EngineKind::Az => {
                 let device = Device::flex();
                 let (model, _) = load_model(&options.model, &device).map_err(|e| e.to_string())?;
-                let search = MctsConfig { num_simulations: options.simulations, ..MctsConfig::default() };
+                let search =
+                    MctsConfig { num_simulations: options.simulations, tablebase, ..MctsConfig::default() };
                 let budget = PlayBudget { time: None, threads: options.threads, batch: options.batch };
                 let name = format!("az:model={}", options.model.display());
                 let agent = az_agent_from_model(model, device, name, search, budget, options.seed)
@@ -327,6 +356,8 @@ impl Engine {
                 let mut slot = self.lock_searcher();
                 match slot.as_mut() {
                     Some(Searcher::Az(agent)) => agent.reset(),
+                    // The tables stay open (opening the full set reads every file once).
+                    Some(Searcher::Perfect(..)) => {}
                     _ => *slot = None,
                 }
             }
@@ -464,6 +495,7 @@ impl Job {
         let best = match searcher {
             Searcher::Az(agent) => self.run_az(agent, start, budget.map(|b| start + b)),
             Searcher::Minimax(mm) => self.run_minimax(mm, start, budget),
+            Searcher::Perfect(player, tb) => self.run_perfect(player, tb, start),
         };
         if self.limits.infinite {
             // UCI: after `go infinite` the best move is sent only once `stop` arrives.
@@ -521,6 +553,55 @@ impl Job {
             }
         }
         agent.best_action()
+    }
+
+    /// The perfect player's move, with the position's exact value: `score mate N` (N moves to
+    /// the next removal or the end, from the tables' distance) or `score cp 0` for a draw, and
+    /// a `wdl` of certainty. A position the tables cannot solve is reported and gets no move.
+    fn run_perfect(
+        &self,
+        player: &mut PerfectPlayer,
+        tb: &SharedTablebase,
+        start: Instant,
+    ) -> Option<Action> {
+        let pos = self.game.position();
+        let value = match tb.value(pos) {
+            Ok(v) => v,
+            Err(e) => {
+                self.out.error(&e.to_string());
+                return None;
+            }
+        };
+        let best = match player.select(&self.game) {
+            Ok(best) => best,
+            Err(e) => {
+                self.out.error(&e.to_string());
+                return None;
+            }
+        };
+        // Distances exist in the moving phase; with pieces in hand the solver gives the value only.
+        let plies = tb.probe(pos).map(|p| p.plies as i32).filter(|_| value != Wdl::Draw);
+        let score = match (value, plies) {
+            (Wdl::Draw, _) => "cp 0".to_string(),
+            (Wdl::Win, Some(p)) => format!("mate {}", (p + 1) / 2),
+            (Wdl::Loss, Some(p)) => format!("mate -{}", (p + 1) / 2),
+            (Wdl::Win, None) => format!("cp {}", centipawns(1.0)),
+            (Wdl::Loss, None) => format!("cp {}", centipawns(-1.0)),
+        };
+        let mut line = format!("info depth 0 nodes 0 time {} score {score}", start.elapsed().as_millis());
+        if self.options.show_wdl {
+            let wdl = match value {
+                Wdl::Win => "1000 0 0",
+                Wdl::Draw => "0 1000 0",
+                Wdl::Loss => "0 0 1000",
+            };
+            line += &format!(" wdl {wdl}");
+        }
+        if let Some(a) = best {
+            line += &format!(" pv {}", notation_line(&self.game, &[a]));
+        }
+        self.out.say(&line);
+        best
     }
 
     fn run_minimax(&self, mm: &mut Minimax, start: Instant, budget: Option<Duration>) -> Option<Action> {

@@ -52,9 +52,9 @@ pub struct Judgement {
     pub ms_per_move: f64,
     /// Simulations per network move.
     pub simulations: u32,
-    /// The network's accuracy against the endgame tables (searching without them), when
+    /// The network's accuracy against the tables (searching without them), by phase, when
     /// `[tablebase]` asks for it.
-    pub tablebase: Option<morris_env::tablebase::Accuracy>,
+    pub tablebase: Option<morris_env::tablebase::PhaseAccuracy>,
 }
 
 /// Rates a network during training. Called from a background thread inside a one-thread rayon
@@ -144,7 +144,8 @@ impl Judgement {
             values.push(("eval/elo_low95".into(), e.low95 as f32));
             values.push(("eval/elo_high95".into(), e.high95 as f32));
         }
-        if let Some(a) = &self.tablebase {
+        if let Some(by_phase) = &self.tablebase {
+            let a = &by_phase.total();
             let (p, lo, hi) = a.kept_fraction();
             values.push(("eval/tb_accuracy".into(), p as f32));
             values.push(("eval/tb_accuracy_low95".into(), lo as f32));
@@ -153,6 +154,15 @@ impl Judgement {
             values.push(("eval/tb_win_to_draw".into(), a.win_to_draw as f32 / n));
             values.push(("eval/tb_win_to_loss".into(), a.win_to_loss as f32 / n));
             values.push(("eval/tb_draw_to_loss".into(), a.draw_to_loss as f32 / n));
+            // Each phase measured: the value-keeping rate and its interval.
+            for (phase, a) in by_phase.phases() {
+                if a.positions > 0 {
+                    let (p, lo, hi) = a.kept_fraction();
+                    values.push((format!("eval/tb_accuracy_{phase}"), p as f32));
+                    values.push((format!("eval/tb_accuracy_{phase}_low95"), lo as f32));
+                    values.push((format!("eval/tb_accuracy_{phase}_high95"), hi as f32));
+                }
+            }
         }
         values
     }
@@ -165,7 +175,7 @@ impl Judgement {
             parts.push(format!("Elo {e}"));
         }
         if let Some(a) = &self.tablebase {
-            parts.push(format!("TB {:.1}%", 100.0 * a.kept_fraction().0));
+            parts.push(format!("TB {:.1}%", 100.0 * a.total().kept_fraction().0));
         }
         parts.join(" ")
     }
