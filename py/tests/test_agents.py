@@ -81,7 +81,7 @@ def test_perfect_player_from_tables_built_in_python(tmp_path):
             inside = game.pieces_in_hand == (0, 0) and max(game.pieces_on_board) <= 4
             if inside and not game.removal_pending:
                 break
-            game.apply(rng.choice(list(game.legal_actions())))
+            game.apply(rng.choice(game.legal_actions().tolist()))
         if game.is_terminal:
             continue
         reached += 1

@@ -126,7 +126,19 @@ impl<E: Evaluator> MctsAgent<E> {
     /// search or when the game is over.
     pub fn best_action(&mut self) -> Option<Action> {
         let config = &self.mcts.config;
-        self.tree.as_mut()?.choose_action(config, self.temperature)
+        let tree = self.tree.as_mut()?;
+        let choice = tree.choose_action(config, self.temperature);
+        // With tables for the whole placement phase, the search's choice is played only if it
+        // keeps the exact value (else a move that does).
+        match &config.tablebase {
+            Some(tb) => {
+                let pos = tree.game().position();
+                let mut rng =
+                    morris_env::Rng::seed_from_u64(morris_env::Rng::derive(self.seed, 0x7b, pos.hash()));
+                tb.keep_in_placement(pos, choice, &mut rng).or(choice)
+            }
+            None => choice,
+        }
     }
 }
 

@@ -247,3 +247,39 @@ fn endgame_tables_give_exact_leaf_values_and_the_move_at_a_table_root() {
         }
     }
 }
+
+#[test]
+fn an_agent_with_tables_keeps_the_value_in_the_placement_phase() {
+    use morris_env::tablebase::{self, SharedTablebase};
+    use morris_env::{Agent, Point};
+    use morris_train::agents::MctsAgent;
+    let dir = tempfile::tempdir().unwrap();
+    let rules = Rules::standard();
+    tablebase::build(dir.path(), 4, &rules, &|_| {}).unwrap();
+    let tb = SharedTablebase::open(dir.path()).unwrap();
+    let solver = tb.placement();
+    let config = MctsConfig { num_simulations: 16, tablebase: Some(tb.clone()), ..MctsConfig::default() };
+    let mut rng = morris_env::Rng::seed_from_u64(4);
+    let mut tested = 0;
+    while tested < 12 {
+        // Two pieces a side on the board and one in hand each (at most 3 a side in all).
+        let mut points: Vec<Point> = Point::ALL.to_vec();
+        for i in 0..4 {
+            let j = i + rng.below((24 - i) as u32) as usize;
+            points.swap(i, j);
+        }
+        let w = points[0].bit() | points[1].bit();
+        let b = points[2].bit() | points[3].bit();
+        let pos = Position::from_parts(w, b, [1, 1], Color::White, false).unwrap();
+        let game = Game::from_position(rules, pos);
+        if game.outcome().is_terminal() {
+            continue;
+        }
+        let value = solver.value(&pos).unwrap();
+        // A uniform network with 16 simulations knows little; the tables keep its move sound.
+        let mut agent = MctsAgent::new("uniform".into(), UniformEvaluator, config.clone(), tested, 0.0);
+        let a = agent.choose(&game).expect("a move");
+        assert!(solver.keeps(&pos, a, value).unwrap(), "{} gives away {value}", notation(&game, a));
+        tested += 1;
+    }
+}

@@ -288,6 +288,13 @@ impl Minimax {
             // Stopped inside the first iteration: fall back to the first legal action.
             result.best = game.legal_actions().nth(0);
         }
+        // With tables for the whole placement phase, the search's choice is played only if it
+        // keeps the exact value (else a move that does).
+        if let Some(tb) = &self.config.tablebase
+            && let Some(kept) = tb.keep_in_placement(game.position(), result.best, &mut self.rng)
+        {
+            result.best = Some(kept);
+        }
         result.nodes = self.nodes;
         result
     }

@@ -463,6 +463,31 @@ impl Tablebase {
     }
 }
 
+impl Tablebase {
+    /// With pieces in hand, when every position the rest of the placement can reach is inside
+    /// the tables (each side's pieces on the board and in hand at most the largest side built:
+    /// always, with the full set): `prefer` (a search's choice) if it keeps the position's exact
+    /// value, else a seeded random move that does, by the placement solver. `None` otherwise
+    /// (no pieces in hand, a side with more pieces than the tables hold, a sector missing), so
+    /// the caller keeps its own choice. This is what `tb=` in the `minimax` and `az` agents adds
+    /// to their play in the placement phase; self-play does not call it.
+    pub fn keep_in_placement(
+        &self,
+        pos: &Position,
+        prefer: Option<Action>,
+        rng: &mut crate::rng::Rng,
+    ) -> Option<Action> {
+        let in_hand = pos.in_hand(Color::White) > 0 || pos.in_hand(Color::Black) > 0;
+        let fits = [Color::White, Color::Black]
+            .iter()
+            .all(|&c| pos.pieces(c).count() as usize + pos.in_hand(c) as usize <= self.max_side);
+        if !in_hand || !fits || pos.outcome(&self.rules()).is_terminal() {
+            return None;
+        }
+        perfect::placement_choice(&self.placement(), pos, prefer, rng).ok()
+    }
+}
+
 /// A moving-phase position from point names: the pieces of the player to move and of the
 /// opponent (`"a7 d7 a4"`, separated by spaces or commas), and who is to move.
 ///

@@ -68,7 +68,7 @@ impl PerfectPlayer {
             tb.require(&pos)?;
             moving_choice(tb, game, self.pick, &mut self.rng)?
         } else {
-            placement_choice(&tb.placement(), &pos, &mut self.rng)?
+            placement_choice(&tb.placement(), &pos, None, &mut self.rng)?
         };
         Ok(Some(choice))
     }
@@ -166,17 +166,29 @@ fn winning_chances(tb: &Tablebase, child: &Position, me: crate::Color) -> f64 {
     losing as f64 / moves.len().max(1) as f64
 }
 
-/// A choice with pieces in hand: the actions in a seeded random order, each tested against the
-/// position's value with a null-window search, and the first that keeps it played. The first
-/// keeper of a uniformly random order is a uniformly random keeper, so this is the same choice as
-/// testing every action and drawing among the keepers, at the cost of one or two searches when
-/// most actions keep the value (as in most drawn placement positions). The placement solver
-/// has no distances, so [`Pick::Best`] plays the same way here: a won position is won by any
-/// winning action, and it converts in the moving phase, where the tables have distances.
-fn placement_choice(solver: &Placement<'_>, pos: &Position, rng: &mut Rng) -> Result<Action, TablebaseError> {
+/// A choice with pieces in hand: `prefer` if it keeps the position's value, else the actions in
+/// a seeded random order, each tested against the value with a null-window search, and the
+/// first that keeps it played. The first keeper of a uniformly random order is a uniformly
+/// random keeper, so this is the same choice as testing every action and drawing among the
+/// keepers, at the cost of one or two searches when most actions keep the value (as in most
+/// drawn placement positions). The placement solver has no distances, so [`Pick::Best`] plays
+/// the same way here: a won position is won by any winning action, and it converts in the
+/// moving phase, where the tables have distances.
+pub(crate) fn placement_choice(
+    solver: &Placement<'_>,
+    pos: &Position,
+    prefer: Option<Action>,
+    rng: &mut Rng,
+) -> Result<Action, TablebaseError> {
     let value = solver.value(pos)?;
     let rules = solver.tablebase().rules();
-    let mut actions: Vec<Action> = pos.legal_actions(&rules).iter().collect();
+    let legal = pos.legal_actions(&rules);
+    if let Some(a) = prefer.filter(|&a| legal.has(a))
+        && solver.keeps(pos, a, value)?
+    {
+        return Ok(a);
+    }
+    let mut actions: Vec<Action> = legal.iter().filter(|&a| Some(a) != prefer).collect();
     for i in (1..actions.len()).rev() {
         actions.swap(i, rng.below(i as u32 + 1) as usize);
     }

@@ -618,3 +618,39 @@ fn placement_samples_follow_the_alternation_and_the_counting_conditions() {
     let a = random_placement_position(&mut Rng::seed_from_u64(9));
     assert_eq!(a, random_placement_position(&mut Rng::seed_from_u64(9)));
 }
+
+#[test]
+fn tables_keep_the_value_of_a_searchs_choice_in_the_placement_phase() {
+    let (dir, tb) = small();
+    let shared = SharedTablebase::open(dir.path()).expect("shared");
+    let rules = Rules::standard();
+    let mut rng = Rng::seed_from_u64(31);
+    let (mut replaced, mut kept_preference) = (0, 0);
+    for i in 0..24u64 {
+        let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
+        let pos = placement_position(&mut rng, on_board, in_hand, i % 2 == 1);
+        let want = reference_value(tb, &pos);
+        for a in pos.legal_actions(&rules).iter() {
+            let keeps = reference_after(tb, &pos, a) >= want;
+            let got = tb.keep_in_placement(&pos, Some(a), &mut rng).expect("inside the 4-piece tables");
+            assert!(reference_after(tb, &pos, got) >= want, "{pos:?}: {got:?} gives the value away");
+            if keeps {
+                assert_eq!(got, a, "a preference that keeps the value is played");
+                kept_preference += 1;
+            } else {
+                replaced += 1;
+            }
+        }
+        // Minimax with the tables plays a value-keeping move from its own search.
+        let config = MinimaxConfig { tablebase: Some(shared.clone()), ..MinimaxConfig::depth(1) };
+        let best = Minimax::new(config).search(&Game::from_position(rules, pos)).best.expect("a move");
+        assert!(reference_after(tb, &pos, best) >= want, "{pos:?}: minimax with tables played {best:?}");
+    }
+    assert!(replaced > 0 && kept_preference > 0, "{replaced} replaced, {kept_preference} kept");
+    // Outside what the tables can solve (5 pieces for a side), or with both hands empty: none.
+    let big =
+        Position::from_parts(BitBoard(0b111), BitBoard(0b111 << 8), [2, 2], Color::White, false).unwrap();
+    assert_eq!(tb.keep_in_placement(&big, None, &mut rng), None);
+    let moving = tb.random_position(&mut rng);
+    assert_eq!(tb.keep_in_placement(&moving, None, &mut rng), None);
+}
