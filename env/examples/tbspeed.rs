@@ -1,22 +1,29 @@
 //! Tablebase probing speed and placement-phase solving time on built tables:
-//! `cargo run --release -p morris-env --example tbspeed -- DIR [probes N] [solve "MOVES"]`.
+//! `cargo run --release -p morris-env --example tbspeed -- DIR [probes N] [solve "MOVES"]
+//! [random K H] [minimax DEPTH PLIES N]`.
 //!
 //! `probes N` probes N positions drawn uniformly from the tables twice, the first pass with
 //! whatever the page cache holds (cold after `echo 3 > /proc/sys/vm/drop_caches`) and the
 //! second warm, and prints probes per second for each. `solve MOVES` solves the placement
 //! position after MOVES (notation, space-separated) and prints its value, nodes and time.
+//! `random K H` solves five random positions with K pieces on the board and H in hand a side.
+//! `minimax DEPTH PLIES N` searches N positions after PLIES random plies (seeds 1..=N) to
+//! DEPTH without and then with the tables as leaves, and prints the nodes per second of each
+//! (the search alone: the time to the last iteration, not the placement check after it).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use morris_env::tablebase::{Placement, Tablebase};
-use morris_env::{BitBoard, Color, Game, Point, Position, Rng, Rules};
+use morris_env::minimax::{Minimax, MinimaxConfig};
+use morris_env::tablebase::{Placement, SharedTablebase, Tablebase};
+use morris_env::{Action, BitBoard, Color, Game, Point, Position, Rng, Rules};
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(args.next().ok_or("usage: tbspeed DIR [probes N] [solve MOVES]")?);
     let t = Instant::now();
-    let tb = Tablebase::open(&dir).map_err(|e| e.to_string())?;
+    // Not `open_shared`: its checksum pass would read every file before the first probe.
+    let tb = SharedTablebase(std::sync::Arc::new(Tablebase::open(&dir).map_err(|e| e.to_string())?));
     println!("opened {} sectors in {:.3} s", tb.sector_names().len(), t.elapsed().as_secs_f64());
     while let Some(cmd) = args.next() {
         match cmd.as_str() {
@@ -83,6 +90,43 @@ fn main() -> Result<(), String> {
                         s.nodes,
                         s.leaves,
                         s.nodes as f64 / secs
+                    );
+                }
+            }
+            "minimax" => {
+                let mut num =
+                    || args.next().and_then(|s| s.parse::<u32>().ok()).ok_or("minimax DEPTH PLIES N");
+                let (depth, plies, n) = (num()?, num()?, num()?);
+                let games: Vec<Game> = (1..=n as u64)
+                    .map(|seed| {
+                        let mut g = Game::new(Rules::standard());
+                        g.random_opening(&mut Rng::seed_from_u64(seed), plies);
+                        g
+                    })
+                    .filter(|g| !g.outcome().is_terminal())
+                    .collect();
+                for with_tables in [false, true] {
+                    let (mut nodes, mut secs) = (0u64, 0.0f64);
+                    for g in &games {
+                        let mut config = MinimaxConfig::depth(depth);
+                        config.tablebase = with_tables.then(|| tb.clone());
+                        let mut search = Minimax::new(config);
+                        let t = Instant::now();
+                        let mut last = (0u64, 0.0f64);
+                        search.search_reporting(
+                            g,
+                            Some(|r: &morris_env::minimax::SearchResult, _: &[Action]| {
+                                last = (r.nodes, t.elapsed().as_secs_f64())
+                            }),
+                        );
+                        nodes += last.0;
+                        secs += last.1;
+                    }
+                    println!(
+                        "minimax depth {depth} after {plies} plies, {} positions, {}: {nodes} nodes in {secs:.2} s, {:.0} nodes/s",
+                        games.len(),
+                        if with_tables { "tables as leaves" } else { "no tables" },
+                        nodes as f64 / secs
                     );
                 }
             }
