@@ -91,7 +91,7 @@ enum Command {
         /// Port (0: any free port, printed at start).
         #[arg(long, default_value_t = 8080)]
         port: u16,
-        /// Game records for the viewer (`eval match --games FILE`), repeatable.
+        /// Game records for the viewer (`eval match --out FILE`), repeatable.
         #[arg(long = "games", value_name = "FILE.jsonl")]
         games: Vec<PathBuf>,
         /// Most games at once.
