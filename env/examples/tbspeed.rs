@@ -14,13 +14,17 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use morris_env::minimax::{Minimax, MinimaxConfig};
 use morris_env::tablebase::{Placement, SharedTablebase, Tablebase};
-use morris_env::{Action, BitBoard, Color, Game, Point, Position, Rng, Rules};
+use morris_env::{
+    Action, BitBoard, Color, Game, Minimax, MinimaxConfig, Point, Position, Rng, Rules, SearchResult,
+};
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
-    let dir = PathBuf::from(args.next().ok_or("usage: tbspeed DIR [probes N] [solve MOVES]")?);
+    let dir = PathBuf::from(
+        args.next()
+            .ok_or("usage: tbspeed DIR [probes N] [solve MOVES] [random K H] [minimax DEPTH PLIES N]")?,
+    );
     let t = Instant::now();
     // Not `open_shared`: its checksum pass would read every file before the first probe.
     let tb = SharedTablebase(std::sync::Arc::new(Tablebase::open(&dir).map_err(|e| e.to_string())?));
@@ -115,7 +119,7 @@ fn main() -> Result<(), String> {
                         let mut last = (0u64, 0.0f64);
                         search.search_reporting(
                             g,
-                            Some(|r: &morris_env::minimax::SearchResult, _: &[Action]| {
+                            Some(|r: &SearchResult, _: &[Action]| {
                                 last = (r.nodes, t.elapsed().as_secs_f64())
                             }),
                         );
