@@ -86,6 +86,9 @@ pub const MASK_WORDS: usize = NUM_ACTIONS.div_ceil(64);
 /// assert_eq!(m.iter().collect::<Vec<_>>(), vec![Action(3), Action(599)]);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+// `repr(transparent)`: a slice of masks is a slice of words, which `VecEnv::packed_masks_view`
+// shows without copying.
+#[repr(transparent)]
 pub struct ActionMask(pub [u64; MASK_WORDS]);
 
 impl ActionMask {

@@ -11,7 +11,7 @@ use ndarray::{ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::action::{Action, ActionMask, NUM_ACTIONS};
+use crate::action::{Action, ActionMask, MASK_WORDS, NUM_ACTIONS};
 use crate::error::ActionError;
 use crate::features::{NUM_PLANES, OBS_LEN, encode};
 use crate::game::Game;
@@ -66,7 +66,8 @@ pub struct VecEnvConfig {
     pub illegal_action: IllegalActionMode,
     /// Also keep the masks expanded to `[N, 600]` booleans, written in the same parallel pass as
     /// the observations ([`VecEnv::masks_view`]); for callers that hand the masks on as a dense
-    /// array (the Python package). Off by default: the packed masks are enough in Rust.
+    /// array (the Python package). Each step stores only the entries that changed since the
+    /// env's previous mask, not all 600. Off by default: the packed masks are enough in Rust.
     #[serde(default)]
     pub expand_masks: bool,
 }
@@ -342,6 +343,83 @@ impl VecEnv {
         Ok(self.for_each_env(|i, slot, row| step_env(&config, slot, actions[i], row)))
     }
 
+    /// Steps every env with a uniformly random legal action drawn from the env's own generator,
+    /// in the same parallel pass as the step: what [`VecEnv::sample_legal`] then
+    /// [`VecEnv::step`] does, with the same games, without an action buffer. Finished games are
+    /// handled as by `step` (an env waiting for its next-step reset draws nothing).
+    ///
+    /// ```
+    /// use morris_env::{Action, VecEnv, VecEnvConfig, Rules};
+    /// let config = VecEnvConfig::new(8, Rules::standard());
+    /// let (mut a, mut b) = (VecEnv::new(config.clone()).unwrap(), VecEnv::new(config).unwrap());
+    /// let mut actions = vec![Action(0); 8];
+    /// for _ in 0..50 {
+    ///     a.step_random();
+    ///     b.sample_legal(&mut actions).unwrap();
+    ///     b.step(&actions).unwrap();
+    /// }
+    /// assert_eq!(a.observations(), b.observations());
+    /// ```
+    pub fn step_random(&mut self) -> StepInfo {
+        let config = self.config.clone();
+        self.for_each_env(|_, slot, row| {
+            let action = row.mask.sample(&mut slot.rng).unwrap_or(Action(0));
+            step_env(&config, slot, action, row)
+        })
+    }
+
+    /// Steps only the envs `i` with `active[i]` set, with `actions[i]`; the others are not
+    /// touched at all (state, buffers, rewards and flags stay those of their last step). For
+    /// callers that move some games and not others, such as an opponent replying in the games
+    /// where it is to move.
+    ///
+    /// # Errors
+    /// If `actions` or `active` is not N long; nothing is stepped then.
+    pub fn step_where(&mut self, actions: &[Action], active: &[bool]) -> Result<StepInfo, VecEnvError> {
+        let n = self.slots.len();
+        for got in [actions.len(), active.len()] {
+            if got != n {
+                return Err(VecEnvError::WrongActionCount { expected: n, got });
+            }
+        }
+        let config = self.config.clone();
+        Ok(self.for_each_env(|i, slot, row| {
+            if active[i] { step_env(&config, slot, actions[i], row) } else { StepInfo::default() }
+        }))
+    }
+
+    /// Draws one uniformly random legal action per env into `out` (`[N]`) from each env's own
+    /// generator, the one [`VecEnv::reset`] seeds with `seed + i` and that also draws the random
+    /// openings: the draws are reproducible from the reset seed, whatever the thread count. An
+    /// env without a legal action (a finished game, whose action the next step ignores) gets
+    /// `Action(0)` and draws nothing, as Gymnasium's `Discrete.sample` does with an all-zero
+    /// mask. No allocation.
+    ///
+    /// # Errors
+    /// If `out.len() != N`.
+    pub fn sample_legal(&mut self, out: &mut [Action]) -> Result<(), VecEnvError> {
+        self.check_len(out.len(), 1)?;
+        for ((a, mask), slot) in out.iter_mut().zip(&self.masks).zip(&mut self.slots) {
+            *a = mask.sample(&mut slot.rng).unwrap_or(Action(0));
+        }
+        Ok(())
+    }
+
+    /// As [`VecEnv::sample_legal`], but env `i` draws from a generator seeded from `(seed, i)`
+    /// ([`Rng::derive`]) instead of its own, which is left as it is: the same seed and masks
+    /// always give the same actions, and different seeds or envs give unrelated draws.
+    ///
+    /// # Errors
+    /// If `out.len() != N`.
+    pub fn sample_legal_seeded(&self, seed: u64, out: &mut [Action]) -> Result<(), VecEnvError> {
+        self.check_len(out.len(), 1)?;
+        for (i, (a, mask)) in out.iter_mut().zip(&self.masks).enumerate() {
+            let mut rng = Rng::seed_from_u64(Rng::derive(seed, SAMPLE_STREAM, i as u64));
+            *a = mask.sample(&mut rng).unwrap_or(Action(0));
+        }
+        Ok(())
+    }
+
     /// Runs `f` on every env in parallel chunks (on the configured pool) and sums the counts.
     fn for_each_env<F>(&mut self, f: F) -> StepInfo
     where
@@ -415,6 +493,19 @@ impl VecEnv {
             return None;
         }
         ArrayView2::from_shape((self.slots.len(), NUM_ACTIONS), &self.mask_rows).ok()
+    }
+
+    /// The packed masks as one `[N, MASK_WORDS]` array of `u64` words, the buffer behind
+    /// [`VecEnv::masks`] without a copy: action `a` is bit `a % 64` of word `a / 64`, and bits
+    /// 600..640 are zero. On a little-endian machine its bytes are the masks as 80 bytes per env,
+    /// action `a` in bit `a % 8` of byte `a / 8`.
+    pub fn packed_masks_view(&self) -> ArrayView2<'_, u64> {
+        let n = self.masks.len();
+        // SAFETY: `ActionMask` is `repr(transparent)` over `[u64; MASK_WORDS]`, so the `n` masks
+        // of the `Vec` are `n * MASK_WORDS` initialised, aligned, contiguous `u64`s, borrowed
+        // here for as long as `self`.
+        let words = unsafe { std::slice::from_raw_parts(self.masks.as_ptr().cast::<u64>(), n * MASK_WORDS) };
+        ArrayView2::from_shape((n, MASK_WORDS), words).expect("N masks of MASK_WORDS words")
     }
 
     /// [`VecEnv::rewards`] as an array view of shape `[N, 2]` (White, Black).
@@ -665,6 +756,9 @@ where
     add(own, totals.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// The stream of [`Rng::derive`] behind [`VecEnv::sample_legal_seeded`].
+const SAMPLE_STREAM: u64 = 0x5a3d_1e6a_7c0b_42f1;
+
 /// Entries per env of the expanded-mask buffer: 600, or 1 (unused) when masks are not expanded.
 fn mask_row_len(config: &VecEnvConfig) -> usize {
     if config.expand_masks { NUM_ACTIONS } else { 1 }
@@ -686,10 +780,28 @@ fn write_state(config: &VecEnvConfig, slot: &Slot, row: &mut Row<'_>) {
     // A game lost by an illegal action is over although its position is not.
     let mask = if slot.done || slot.outcome.is_terminal() { ActionMask::EMPTY } else { game.legal_actions() };
     if config.expand_masks {
-        mask.write_bool(row.mask_row);
+        update_dense(row.mask, &mask, row.mask_row);
     }
     *row.mask = mask;
     *row.player = game.current_player() as u8;
+}
+
+/// Rewrites the dense `row` (`[600]`), which holds `old` expanded, to hold `new`: a store per
+/// action that changed (typically a few dozen; consecutive masks share most of their actions)
+/// instead of 600. The invariant holds because only this function writes the dense rows, and
+/// every row starts all false beside an empty mask.
+#[inline]
+fn update_dense(old: &ActionMask, new: &ActionMask, row: &mut [bool]) {
+    for (w, (&o, &n)) in old.0.iter().zip(&new.0).enumerate() {
+        let mut changed = o ^ n;
+        while changed != 0 {
+            let bit = changed.trailing_zeros() as usize;
+            if let Some(entry) = row.get_mut(w * 64 + bit) {
+                *entry = (n >> bit) & 1 != 0;
+            }
+            changed &= changed - 1;
+        }
+    }
 }
 
 /// One env's step; returns the counts it contributes.
@@ -848,6 +960,111 @@ mod tests {
         assert!(e.terminated()[0]);
         assert!(e.masks()[0].is_empty());
         assert_eq!(e.outcome(0), Outcome::Win { winner: Color::White, reason: WinReason::IllegalAction });
+    }
+
+    #[test]
+    fn step_random_plays_the_games_of_sample_legal_then_step() {
+        let mut c = VecEnvConfig::new(64, Rules::standard());
+        c.opening_plies = 3;
+        c.seed = 5;
+        c.auto_reset = AutoReset::SameStep;
+        let mut fused = VecEnv::new(c.clone()).unwrap().with_threads(2).unwrap();
+        let mut split = VecEnv::new(c).unwrap();
+        let mut actions = vec![Action(0); 64];
+        let mut finished = 0;
+        for _ in 0..400 {
+            finished += fused.step_random().num_finished;
+            split.sample_legal(&mut actions).unwrap();
+            for (a, m) in actions.iter().zip(split.masks()) {
+                assert!(m.has(*a));
+            }
+            split.step(&actions).unwrap();
+            assert_eq!(fused.observations(), split.observations());
+            assert_eq!(fused.rewards(), split.rewards());
+        }
+        assert!(finished > 0, "some games end in 400 random plies");
+        assert!(fused.errors().next().is_none());
+    }
+
+    #[test]
+    fn sampling_a_finished_env_gives_action_zero_and_draws_nothing() {
+        let mut e = env(2, one_turn(), AutoReset::NextStep);
+        e.step(&[Action(3), Action(4)]).unwrap();
+        assert!(e.masks().iter().all(|m| m.is_empty()));
+        let rng_before = e.slots[0].rng.clone();
+        let mut out = [Action(7); 2];
+        e.sample_legal(&mut out).unwrap();
+        assert_eq!(out, [Action(0); 2]);
+        assert_eq!(e.slots[0].rng, rng_before);
+        e.sample_legal_seeded(1, &mut out).unwrap();
+        assert_eq!(out, [Action(0); 2]);
+        // The ignored action starts new games, as any action would.
+        e.step(&out).unwrap();
+        assert_eq!(e.masks()[0].count(), 24);
+        assert!(e.sample_legal(&mut [Action(0); 3]).is_err());
+        assert!(e.sample_legal_seeded(0, &mut [Action(0); 1]).is_err());
+    }
+
+    #[test]
+    fn seeded_sampling_is_a_function_of_the_seed_and_leaves_the_env_generators() {
+        let e = env(256, Rules::standard(), AutoReset::NextStep);
+        let (mut a, mut b, mut c) = (vec![Action(0); 256], vec![Action(0); 256], vec![Action(0); 256]);
+        e.sample_legal_seeded(9, &mut a).unwrap();
+        e.sample_legal_seeded(9, &mut b).unwrap();
+        e.sample_legal_seeded(10, &mut c).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        // Neighbouring envs do not share a stream (seed + i would make env i of seed 10 the
+        // env i + 1 of seed 9).
+        assert_ne!(&a[1..], &c[..255]);
+        let mut counts = [0u32; 24];
+        for x in &a {
+            counts[x.index()] += 1;
+        }
+        assert!(counts.iter().all(|&k| k > 0), "every placement drawn: {counts:?}");
+    }
+
+    #[test]
+    fn step_where_leaves_inactive_envs_untouched() {
+        let mut e = env(3, Rules::standard(), AutoReset::NextStep);
+        e.step(&[Action(0), Action(1), Action(2)]).unwrap();
+        let obs = e.observations().to_vec();
+        let info = e.step_where(&[Action(5), Action(599), Action(6)], &[true, false, true]).unwrap();
+        assert_eq!(info, StepInfo::default());
+        assert_eq!(e.game(0).actions(), &[Action(0), Action(5)]);
+        assert_eq!(e.game(1).actions(), &[Action(1)]);
+        assert_eq!(e.error(1), None);
+        assert_eq!(&e.observations()[OBS_LEN..2 * OBS_LEN], &obs[OBS_LEN..2 * OBS_LEN]);
+        assert_eq!(e.current_player(), &[0, 1, 0]);
+        assert_eq!(
+            e.step_where(&[Action(0); 3], &[true; 2]),
+            Err(VecEnvError::WrongActionCount { expected: 3, got: 2 })
+        );
+        assert_eq!(e.game(0).actions().len(), 2);
+    }
+
+    #[test]
+    fn packed_and_dense_masks_agree_through_games_and_resets() {
+        for auto_reset in [AutoReset::NextStep, AutoReset::SameStep, AutoReset::Off] {
+            let mut c = VecEnvConfig::new(32, Rules { turn_cap: Some(30), ..Rules::standard() });
+            c.auto_reset = auto_reset;
+            c.expand_masks = true;
+            let mut e = VecEnv::new(c).unwrap();
+            let mut expanded = vec![false; 32 * NUM_ACTIONS];
+            for step in 0..200 {
+                if step == 100 {
+                    e.reset(3);
+                }
+                e.step_random();
+                e.masks_bool(&mut expanded).unwrap();
+                assert_eq!(e.masks_view().unwrap().as_slice().unwrap(), &expanded[..], "{auto_reset:?}");
+                let packed = e.packed_masks_view();
+                assert_eq!(packed.dim(), (32, MASK_WORDS));
+                for (row, m) in packed.outer_iter().zip(e.masks()) {
+                    assert_eq!(row.as_slice().unwrap(), &m.0[..]);
+                }
+            }
+        }
     }
 
     #[test]
