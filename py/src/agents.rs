@@ -1,16 +1,20 @@
-//! `morris.Agent` (any agent spec the arena knows, asked for moves on a `morris.Game`), the
-//! colour-swapped match of `eval match`, and building the tables that `tb=` and `perfect:` use.
+//! `morris.Agent` (any agent spec the arena knows, asked for moves on a `morris.Game` or on a
+//! batch of observations), the colour-swapped match of `eval match`, and building the tables
+//! that `tb=` and `perfect:` use.
 
 use std::sync::{Mutex, MutexGuard};
 
-use morris_env::{Agent, Move};
+use morris_env::{ActionMask, Agent, Game, Move, OBS_LEN};
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
 use morris_eval::arena::{MatchConfig, play_match as arena_match};
+use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
+use crate::arrays::{mask_rows, observation_rows};
 use crate::game::PyGame;
+use crate::observation::game_from_observation;
 use crate::{SpecError, rules_from};
 
 /// A player built from an agent spec, as the arena and `eval match` take them:
@@ -19,7 +23,8 @@ use crate::{SpecError, rules_from};
 ///
 /// `Agent(spec, seed=0)`; `choose(game)` returns an action index for the player to move (with
 /// the GIL released while it thinks). Raises `SpecError` (a `ValueError`) for a bad spec or a
-/// model that cannot be loaded.
+/// model that cannot be loaded. `act_batch(observations, masks)` asks it for one move per row
+/// of a batch in one call.
 #[pyclass(name = "Agent", module = "morris")]
 pub struct PyAgent {
     name: String,
@@ -31,6 +36,46 @@ impl PyAgent {
         self.agent
             .lock()
             .map_err(|_| PyRuntimeError::new_err(format!("agent {} failed in an earlier call", self.name)))
+    }
+
+    /// The agent's action in each of `games` (0 where a game is `None`: finished or not asked),
+    /// in one call with the GIL released; the games are asked in order, one after another.
+    ///
+    /// # Errors
+    /// As [`PyAgent::choose`], naming the game's index.
+    pub(crate) fn choose_each(&self, py: Python<'_>, games: &[Option<&Game>]) -> PyResult<Vec<i64>> {
+        let mut agent = self.lock()?;
+        let agent = &mut **agent;
+        let name = &self.name;
+        py.detach(|| {
+            let mut out = vec![0i64; games.len()];
+            for (i, (slot, game)) in out.iter_mut().zip(games).enumerate() {
+                if let Some(game) = game {
+                    *slot = checked_choice(name, agent, game)
+                        .map_err(|e| PyRuntimeError::new_err(format!("row {i}: {e}")))?;
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// `agent`'s action in the live `game`, checked to be legal.
+///
+/// # Errors
+/// Why not, if the agent answers an illegal move or none.
+fn checked_choice(name: &str, agent: &mut dyn Agent, game: &Game) -> Result<i64, String> {
+    match agent.choose(game) {
+        Some(a) if game.legal_actions().has(a) => Ok(a.0 as i64),
+        Some(a) => {
+            let shown = Move::from_action(a, game.position().is_removal_pending())
+                .map_or_else(|| format!("action {}", a.0), |m| m.to_string());
+            Err(format!("{name} answered an illegal move: {shown}"))
+        }
+        None => Err(format!(
+            "{name} gave no move: {}",
+            agent.forfeit_reason().unwrap_or_else(|| "no reason given".to_string())
+        )),
     }
 }
 
@@ -64,20 +109,56 @@ impl PyAgent {
         }
         let mut agent = self.lock()?;
         let agent = &mut **agent;
-        let choice = py.detach(|| agent.choose(g));
-        match choice {
-            Some(a) if g.legal_actions().has(a) => Ok(Some(a.0 as i64)),
-            Some(a) => {
-                let shown = Move::from_action(a, g.position().is_removal_pending())
-                    .map_or_else(|| format!("action {}", a.0), |m| m.to_string());
-                Err(PyRuntimeError::new_err(format!("{} answered an illegal move: {shown}", self.name)))
+        let name = &self.name;
+        py.detach(|| checked_choice(name, agent, g)).map(Some).map_err(PyRuntimeError::new_err)
+    }
+
+    /// One action per row of a batch, in one call with the GIL released: `observations`
+    /// float32 `[N, 15, 24]` (as `VecEnv.observations`) and `masks` `[N, 600]` bool or integers
+    /// (as `info["action_mask"]`, or PettingZoo's int8) or packed uint64 `[N, 10]`
+    /// (`VecEnv.packed_masks`), made under `rules` (None: the standard rules). Returns int64
+    /// `[N]`: the agent's move in the position each row shows, and 0 for a row whose mask is all
+    /// false (a finished game, whose action `VecEnv.step` ignores).
+    ///
+    /// Each position is rebuilt from its observation without the game's earlier positions, so
+    /// the search does not know that a position occurred before (plane 13); for the full
+    /// history ask `VecEnv.agent_actions`. The rows are searched one after another (a network
+    /// agent batches the leaves of each search, `batch=K`); `morris.Model.act_batch` runs a
+    /// network without search on the whole batch in one forward pass.
+    ///
+    /// Raises `TypeError` for a wrong dtype, `ValueError` for a wrong shape, an observation no
+    /// position under `rules` gives, or a mask that is not that position's legal actions (each
+    /// naming the row), and `RuntimeError` if the agent gives no move or an illegal one.
+    #[pyo3(signature = (observations, masks, rules = None))]
+    fn act_batch<'py>(
+        &self,
+        py: Python<'py>,
+        observations: &Bound<'py, PyAny>,
+        masks: &Bound<'py, PyAny>,
+        rules: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let rules = rules_from(rules)?;
+        let (n, obs) = observation_rows(observations, "observations")?;
+        let masks = mask_rows(masks, "masks", n)?;
+        let games = py.detach(|| {
+            let mut games = Vec::with_capacity(n);
+            for (i, (row, mask)) in obs.chunks_exact(OBS_LEN).zip(&masks).enumerate() {
+                if mask.is_empty() {
+                    games.push(None);
+                    continue;
+                }
+                let game = game_from_observation(row, &rules)
+                    .map_err(|e| PyValueError::new_err(format!("observation {i} {e}")))?;
+                let legal = game.legal_actions();
+                if legal != *mask {
+                    return Err(PyValueError::new_err(mask_mismatch(i, &legal, mask)));
+                }
+                games.push(Some(game));
             }
-            None => Err(PyRuntimeError::new_err(format!(
-                "{} gave no move: {}",
-                self.name,
-                agent.forfeit_reason().unwrap_or_else(|| "no reason given".to_string())
-            ))),
-        }
+            Ok(games)
+        })?;
+        let refs: Vec<Option<&Game>> = games.iter().map(Option::as_ref).collect();
+        Ok(PyArray1::from_vec(py, self.choose_each(py, &refs)?))
     }
 
     /// Forgets what the agent carried between moves (search trees, tables): call it between games.
@@ -89,6 +170,20 @@ impl PyAgent {
     fn __repr__(&self) -> String {
         format!("Agent('{}')", self.name)
     }
+}
+
+/// Why mask `i` is not the legal actions of observation `i`.
+fn mask_mismatch(i: usize, legal: &ActionMask, mask: &ActionMask) -> String {
+    let missing = legal.iter().find(|&a| !mask.has(a)).map(|a| format!("legal action {} is not in it", a.0));
+    let extra =
+        || mask.iter().find(|&a| !legal.has(a)).map(|a| format!("it has action {}, illegal there", a.0));
+    format!(
+        "mask {i} is not the legal actions of observation {i} ({}; {} legal, {} in the mask): pass the masks \
+         of the same step, and the rules the observations were made under",
+        missing.or_else(extra).unwrap_or_default(),
+        legal.count(),
+        mask.count()
+    )
 }
 
 /// Plays `pairs` colour-swapped pairs between agent specs `a` and `b` from random openings of

@@ -14,8 +14,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
 mod agents;
+mod arrays;
+mod bench;
 mod data;
 mod game;
+mod observation;
 mod vec_env;
 
 pyo3::create_exception!(
@@ -150,5 +153,6 @@ fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vec_env::register(m)?;
     agents::register(m)?;
     data::register(m)?;
+    bench::register(m)?;
     Ok(())
 }

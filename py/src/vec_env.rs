@@ -2,12 +2,15 @@
 //! stepped with the GIL released (the Gymnasium-style API is `morris.VecEnv`, in Python).
 
 use morris_env::ndarray::ArrayView1;
-use morris_env::{Action, AutoReset, IllegalActionMode, Move, VecEnv, VecEnvConfig};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
+use morris_env::{Action, AutoReset, Game, IllegalActionMode, Move, VecEnv, VecEnvConfig};
+use numpy::{
+    PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::agents::PyAgent;
 use crate::game::{PyGame, PyOutcome, action_from};
 use crate::{IllegalActionError, rules_from, rules_to_dict};
 
@@ -24,15 +27,16 @@ enum Illegal {
 
 /// N games stepped in parallel (native half of `morris.VecEnv`).
 ///
-/// The array attributes (`observations`, `masks`, `rewards`, `terminated`, `truncated`,
-/// `current_player`, `final_observations`) are NumPy views of the env's own buffers: every
-/// `step` and `reset` overwrites them in place, and they must not be read from another thread
-/// while a step runs.
+/// The array attributes (`observations`, `masks`, `packed_masks`, `rewards`, `terminated`,
+/// `truncated`, `current_player`, `final_observations`) are NumPy views of the env's own
+/// buffers: every `step` and `reset` overwrites them in place, and they must not be read from
+/// another thread while a step runs.
 #[pyclass(name = "VecEnv", module = "morris._morris")]
 pub struct PyVecEnv {
     env: VecEnv,
     illegal: Illegal,
-    /// The actions of the step being taken, converted in place (no allocation per step).
+    /// The actions of the step being taken, converted in place (no allocation per step); also
+    /// where `sample_legal` draws.
     actions: Vec<Action>,
     threads: usize,
 }
@@ -59,7 +63,8 @@ fn auto_reset_name(mode: AutoReset) -> &'static str {
 #[pymethods]
 impl PyVecEnv {
     #[new]
-    #[pyo3(signature = (num_envs, rules = None, seed = 0, autoreset_mode = "next_step", opening_plies = 0, threads = 1, illegal_action = "raise"))]
+    #[pyo3(signature = (num_envs, rules = None, seed = 0, autoreset_mode = "next_step", opening_plies = 0, threads = 1, illegal_action = "raise", masks = "dense"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         num_envs: usize,
         rules: Option<&Bound<'_, PyAny>>,
@@ -68,6 +73,7 @@ impl PyVecEnv {
         opening_plies: u32,
         threads: usize,
         illegal_action: &str,
+        masks: &str,
     ) -> PyResult<PyVecEnv> {
         if num_envs == 0 {
             return Err(PyValueError::new_err("num_envs must be at least 1"));
@@ -91,7 +97,15 @@ impl PyVecEnv {
         config.opening_plies = opening_plies;
         config.illegal_action =
             if illegal == Illegal::Lose { IllegalActionMode::Loss } else { IllegalActionMode::Error };
-        config.expand_masks = true;
+        config.expand_masks = match masks {
+            "dense" => true,
+            "packed" => false,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown masks '{masks}' (choices: dense, packed)"
+                )));
+            }
+        };
         // The calling thread steps one share of the envs itself (`with_threads`): a pool that
         // fell asleep while NumPy drew the actions would otherwise be woken at every step.
         let env = VecEnv::new(config)
@@ -128,6 +142,12 @@ impl PyVecEnv {
         }
     }
 
+    /// `"dense"` (the `[N, 600]` bool masks are kept too) or `"packed"` (only `packed_masks`).
+    #[getter]
+    fn mask_format(&self) -> &'static str {
+        if self.env.config().expand_masks { "dense" } else { "packed" }
+    }
+
     /// Random plies at the start of every game.
     #[getter]
     fn opening_plies(&self) -> u32 {
@@ -159,28 +179,136 @@ impl PyVecEnv {
     ///
     /// The action of an env whose game is over (its mask all false) is ignored. In `raise` mode
     /// every other action is checked first, and an illegal one raises `IllegalActionError`
-    /// naming the env and the move, with nothing stepped.
-    fn step(&mut self, py: Python<'_>, actions: PyReadonlyArray1<'_, i64>) -> PyResult<(usize, usize)> {
-        let n = self.env.num_envs();
-        if actions.len() != n {
-            return Err(PyValueError::new_err(format!(
-                "step needs one action per env: expected shape ({n},), got ({},)",
-                actions.len()
-            )));
-        }
-        let values = actions.as_array();
-        let masks = self.env.masks();
-        for (i, (&value, slot)) in values.iter().zip(self.actions.iter_mut()).enumerate() {
-            let a = action_from(value);
-            *slot = a;
-            if self.illegal != Illegal::Raise || masks[i].is_empty() || masks[i].has(a) {
-                continue;
-            }
-            return Err(illegal_in_env(&self.env, i, value, a));
-        }
+    /// naming the env and the move, with nothing stepped. With `actions=None` every env plays a
+    /// uniformly random legal action drawn in Rust from its own generator, in the step's own
+    /// parallel pass (the games of `sample_legal()` then `step`).
+    #[pyo3(signature = (actions))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        actions: Option<PyReadonlyArray1<'_, i64>>,
+    ) -> PyResult<(usize, usize)> {
+        let Some(actions) = actions else {
+            let env = &mut self.env;
+            let info = py.detach(|| env.step_random());
+            return Ok((info.num_finished, info.num_errors));
+        };
+        self.load_actions(&actions, None)?;
         let (env, actions) = (&mut self.env, &self.actions);
         let info = py.detach(|| env.step(actions)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok((info.num_finished, info.num_errors))
+    }
+
+    /// Starts new games (with the random opening) in the envs where `which` (bool `[N]`) is
+    /// true, clearing their rewards and flags; the others are not touched. The GIL is released.
+    fn restart(&mut self, py: Python<'_>, which: PyReadonlyArray1<'_, bool>) -> PyResult<()> {
+        let n = self.env.num_envs();
+        if which.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "restart needs one flag per env: expected shape ({n},), got ({},)",
+                which.len()
+            )));
+        }
+        let which: Vec<bool> = which.as_array().iter().copied().collect();
+        let env = &mut self.env;
+        py.detach(|| env.restart(&which));
+        Ok(())
+    }
+
+    /// Steps only the envs where `active` (bool `[N]`) is true, with their `actions` (int64
+    /// `[N]`; the others' entries are not read); the other envs are not touched: their state,
+    /// rewards and flags stay those of their last step. Returns `(finished, rejected)` as `step`.
+    fn step_where(
+        &mut self,
+        py: Python<'_>,
+        actions: PyReadonlyArray1<'_, i64>,
+        active: PyReadonlyArray1<'_, bool>,
+    ) -> PyResult<(usize, usize)> {
+        let n = self.env.num_envs();
+        if active.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "active needs one flag per env: expected shape ({n},), got ({},)",
+                active.len()
+            )));
+        }
+        let active: Vec<bool> = active.as_array().iter().copied().collect();
+        self.load_actions(&actions, Some(&active))?;
+        let (env, actions) = (&mut self.env, &self.actions);
+        let info = py
+            .detach(|| env.step_where(actions, &active))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok((info.num_finished, info.num_errors))
+    }
+
+    /// One uniformly random legal action per env, drawn in Rust from the packed masks (no NumPy
+    /// work), as int64 `[N]`: written into `out` (int64 `[N]`, writeable, contiguous) and
+    /// returned, or into a new array if `out` is None. With `seed=None` env i draws from its
+    /// own generator (seeded by `reset` with `seed + i`, so a run is reproducible from its reset
+    /// seed); with a seed, from a generator made from `(seed, i)`, leaving the env's own: the
+    /// same seed and state give the same actions. An env with no legal action (a finished game,
+    /// whose action the next step ignores) gets 0, as Gymnasium's `Discrete.sample` with an
+    /// all-zero mask.
+    #[pyo3(signature = (seed = None, out = None))]
+    fn sample_legal<'py>(
+        &mut self,
+        py: Python<'py>,
+        seed: Option<u64>,
+        out: Option<Bound<'py, PyArray1<i64>>>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let n = self.env.num_envs();
+        let out = match out {
+            Some(out) => out,
+            None => PyArray1::zeros(py, n, false),
+        };
+        if out.len() != n {
+            return Err(PyValueError::new_err(format!("out must have shape ({n},), got ({},)", out.len())));
+        }
+        match seed {
+            None => self.env.sample_legal(&mut self.actions),
+            Some(seed) => self.env.sample_legal_seeded(seed, &mut self.actions),
+        }
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        {
+            let mut view: PyReadwriteArray1<'_, i64> = out
+                .try_readwrite()
+                .map_err(|e| PyValueError::new_err(format!("out cannot be written: {e}")))?;
+            let mut view = view.as_array_mut();
+            for (o, a) in view.iter_mut().zip(&self.actions) {
+                *o = i64::from(a.0);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The action `agent` (a `morris.Agent`) plays in each env's current game, with its whole
+    /// history, as int64 `[N]`: every env, or those where `active` (bool `[N]`) is true; 0 for
+    /// the others and for finished games (all-false mask). One call, the GIL released, the games
+    /// asked one after another.
+    #[pyo3(signature = (agent, active = None))]
+    fn agent_actions<'py>(
+        &self,
+        py: Python<'py>,
+        agent: PyRef<'py, PyAgent>,
+        active: Option<PyReadonlyArray1<'py, bool>>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let n = self.env.num_envs();
+        if let Some(a) = &active
+            && a.len() != n
+        {
+            return Err(PyValueError::new_err(format!(
+                "active needs one flag per env: expected shape ({n},), got ({},)",
+                a.len()
+            )));
+        }
+        let active = active.as_ref().map(|a| a.as_array());
+        let masks = self.env.masks();
+        let games: Vec<Option<&Game>> = (0..n)
+            .map(|i| {
+                let asked = active.as_ref().is_none_or(|a| a[i]) && !masks[i].is_empty();
+                asked.then(|| self.env.game(i))
+            })
+            .collect();
+        Ok(PyArray1::from_vec(py, agent.choose_each(py, &games)?))
     }
 
     /// `[N, 15, 24]` float32 view: each env's observation from its mover's point of view.
@@ -218,6 +346,18 @@ impl PyVecEnv {
         // SAFETY: as for `observations`; NumPy's bool is one byte holding 0 or 1, the layout
         // of Rust's `bool`, and the array is read-only.
         Ok(read_only(unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }))
+    }
+
+    /// `[N, 10]` uint64 view: the legal-action masks packed, action `a` in bit `a % 64` of word
+    /// `a // 64` (bits 600..640 zero; all zero in a finished game). Kept in every mask format;
+    /// `morris.unpack_masks` expands it to `[N, 600]` bools.
+    #[getter]
+    fn packed_masks(slf: Bound<'_, Self>) -> Bound<'_, PyArray2<u64>> {
+        let this = slf.borrow();
+        let view = this.env.packed_masks_view();
+        // SAFETY: as for `observations`: the packed masks are a `Vec` of the env allocated once
+        // in `VecEnv::new` and written in place, kept alive by the base object `slf`.
+        read_only(unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) })
     }
 
     /// `[N, 2]` float32 view: rewards of the latest step, `[white, black]` per env.
@@ -281,6 +421,29 @@ impl PyVecEnv {
 }
 
 impl PyVecEnv {
+    /// Converts `values` into `self.actions`, checking in `raise` mode that each one an env
+    /// will play (every live env, or the `active` ones) is legal.
+    fn load_actions(&mut self, values: &PyReadonlyArray1<'_, i64>, active: Option<&[bool]>) -> PyResult<()> {
+        let n = self.env.num_envs();
+        if values.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "step needs one action per env: expected shape ({n},), got ({},)",
+                values.len()
+            )));
+        }
+        let masks = self.env.masks();
+        for (i, (&value, slot)) in values.as_array().iter().zip(self.actions.iter_mut()).enumerate() {
+            let a = action_from(value);
+            *slot = a;
+            let plays = active.is_none_or(|active| active[i]) && !masks[i].is_empty();
+            if self.illegal != Illegal::Raise || !plays || masks[i].has(a) {
+                continue;
+            }
+            return Err(illegal_in_env(&self.env, i, value, a));
+        }
+        Ok(())
+    }
+
     fn check_env(&self, i: usize) -> PyResult<()> {
         let n = self.env.num_envs();
         if i < n {

@@ -46,7 +46,7 @@ from morris._morris import (
 from morris.data import read_shards
 from morris.match import MatchResult, play_match
 from morris.model import Model, load_model
-from morris.vec_env import VecEnv, sample_actions
+from morris.vec_env import VecEnv, sample_actions, unpack_masks
 
 __all__ = [
     "NUM_ACTIONS",
@@ -76,6 +76,7 @@ __all__ = [
     "transform_mask",
     "transform_observation",
     "transform_policy",
+    "unpack_masks",
 ]
 
 
