@@ -171,3 +171,9 @@ def test_vector_env_illegal_actions_lose_and_bad_input_raises():
         MorrisVectorEnv(0)
     with pytest.raises(morris.SpecError):
         MorrisVectorEnv(2, opponent="grandmaster")
+
+
+def test_vector_env_fails_clearly_when_the_agent_never_gets_a_move():
+    env = MorrisVectorEnv(2, agent_color="black", rules={"turn_cap": 1})
+    with pytest.raises(RuntimeError, match="no move"):
+        env.reset(seed=0)

@@ -208,8 +208,10 @@ class MorrisVectorEnv(gymnasium.vector.VectorEnv):
     ) -> None:
         """Plays the opponent wherever it is to move, until the agent is to move or the game is
         over, adding to the step's reward and flags. A new episode (``new``) that ends before
-        the agent's first move is started again."""
+        the agent's first move is started again (a ``RuntimeError`` if that keeps happening:
+        rules under which the opponent always ends the game first)."""
         env = self._env
+        restarts = 0
         while True:
             live = env.packed_masks.any(axis=1)
             theirs = live & (env.current_player != self.players)
@@ -226,6 +228,12 @@ class MorrisVectorEnv(gymnasium.vector.VectorEnv):
             truncated |= theirs & env.truncated
             again = ended & new
             if again.any():
+                restarts += 1
+                if restarts > 100:
+                    raise RuntimeError(
+                        "the opponent ended 100 new games in a row before the agent's first move; "
+                        f"rules {env.rules} leave the agent no move"
+                    )
                 env._env.restart(again)
                 reward[again] = 0.0
                 terminated[again] = False
