@@ -37,6 +37,10 @@ use crate::types::NUM_POINTS;
 pub const OBS_VERSION: u32 = 1;
 /// Number of planes `C`.
 pub const NUM_PLANES: usize = 15;
+/// Planes `0..3`, one 0/1 entry per point: own pieces, opponent pieces, empty points.
+pub const BOARD_PLANES: usize = 3;
+/// Planes `BOARD_PLANES..NUM_PLANES`, each one value on every point ([`constant_planes`]).
+pub const CONSTANT_PLANES: usize = NUM_PLANES - BOARD_PLANES;
 /// Length of one flattened observation, `C * 24`.
 pub const OBS_LEN: usize = NUM_PLANES * NUM_POINTS;
 
@@ -53,7 +57,7 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
     let opp = me.opponent();
     let own = pos.pieces(me).0;
     let theirs = pos.pieces(opp).0;
-    let (boards, rest) = out.split_at_mut(3 * NUM_POINTS);
+    let (boards, rest) = out.split_at_mut(BOARD_PLANES * NUM_POINTS);
     for p in 0..NUM_POINTS {
         let o = (own >> p) & 1;
         let t = (theirs >> p) & 1;
@@ -61,6 +65,18 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
         boards[NUM_POINTS + p] = t as f32;
         boards[2 * NUM_POINTS + p] = (1 ^ o ^ t) as f32;
     }
+    let constants = constant_planes(pos, rules, repetitions);
+    for (plane, value) in rest.chunks_exact_mut(NUM_POINTS).zip(constants) {
+        plane.fill(value);
+    }
+}
+
+/// The values of the constant planes `3..15` of [`encode`] (each fills its whole plane), in
+/// plane order: what a network's input layer needs besides the three board planes.
+#[inline]
+pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32; CONSTANT_PLANES] {
+    let me = pos.current_player();
+    let opp = me.opponent();
     let phase = |c| {
         let ph = pos.phase(c, rules);
         [
@@ -77,7 +93,7 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
     };
     let reps =
         if rules.threefold_repetition { (repetitions.saturating_sub(1) as f32 / 2.0).min(1.0) } else { 0.0 };
-    let constants: [f32; NUM_PLANES - 3] = [
+    [
         pos.in_hand(me) as f32 / 9.0,
         pos.in_hand(opp) as f32 / 9.0,
         pos.is_removal_pending() as u8 as f32,
@@ -90,10 +106,7 @@ pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) 
         ratio(pos.quiet_plies() as u32, rules.n_move_rule),
         reps,
         ratio(pos.turns() as u32, rules.turn_cap),
-    ];
-    for (plane, value) in rest.chunks_exact_mut(NUM_POINTS).zip(constants) {
-        plane.fill(value);
-    }
+    ]
 }
 
 /// The 24×24 adjacency matrix (1.0 where two points share a line), for graph networks.

@@ -1,5 +1,6 @@
-//! Network evaluations per second through `NetEvaluator` on flex: both trunks at the default
-//! size, batches of 1, 64, 256 and 1024 leaves, in 1- and 2-thread rayon pools.
+//! Network evaluations per second through `NetEvaluator` on flex: the res-mlp through the CPU
+//! pass (`cpu_forward`, one thread) and both trunks through burn (1- and 2-thread rayon pools),
+//! default sizes, batches of 1, 64, 128, 256 and 1024 leaves.
 //!
 //! `cargo bench -p morris-train --bench inference -- --warm-up-time 1 --measurement-time 3`
 
@@ -12,7 +13,7 @@ use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::model::{NetConfig, Trunk};
 use morris_train::net_evaluator::NetEvaluator;
 
-const BATCHES: [usize; 4] = [1, 64, 256, 1024];
+const BATCHES: [usize; 5] = [1, 64, 128, 256, 1024];
 const THREADS: [usize; 2] = [1, 2];
 
 fn inference(c: &mut Criterion) {
@@ -22,15 +23,28 @@ fn inference(c: &mut Criterion) {
     let mut group = c.benchmark_group("inference");
     // One iteration of the largest batches takes tens of milliseconds: sample flat.
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    let res_mlp = NetConfig::default().init(&device);
+    for batch in BATCHES {
+        let mut eval = NetEvaluator::new(res_mlp.clone(), device.clone());
+        assert!(eval.uses_cpu_pass());
+        let mut out = EvalBatch::default();
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_function(BenchmarkId::new("res-mlp/cpu-pass/1t", batch), |b| {
+            b.iter(|| {
+                eval.evaluate(&rules, &leaves[..batch], &masks[..batch], &mut out);
+                black_box(&out.values);
+            })
+        });
+    }
     for trunk in Trunk::ALL {
         let model = NetConfig { trunk, ..NetConfig::default() }.init(&device);
         for threads in THREADS {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
             for batch in BATCHES {
-                let mut eval = NetEvaluator::new(model.clone(), device.clone());
+                let mut eval = NetEvaluator::new(model.clone(), device.clone()).burn_only();
                 let mut out = EvalBatch::default();
                 group.throughput(Throughput::Elements(batch as u64));
-                let id = BenchmarkId::new(format!("{trunk}/{threads}t"), batch);
+                let id = BenchmarkId::new(format!("{trunk}/burn/{threads}t"), batch);
                 group.bench_function(id, |b| {
                     pool.install(|| {
                         b.iter(|| {

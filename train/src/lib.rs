@@ -24,6 +24,7 @@
 
 pub mod agents;
 pub mod config;
+pub mod cpu_forward;
 pub mod device;
 pub mod error;
 pub mod evaluator;

@@ -255,6 +255,29 @@ impl PolicyValueNet {
         }
     }
 
+    /// The res-mlp weights on the host (`None` for a graph-conv network).
+    pub(crate) fn res_mlp_params(&self) -> Option<ResMlpParams> {
+        let Body::ResMlp(net) = &self.body else { return None };
+        Some(ResMlpParams {
+            width: self.config.width,
+            value_hidden: self.config.value_hidden,
+            input: linear_params(&net.input),
+            blocks: net
+                .blocks
+                .iter()
+                .map(|b| BlockParams {
+                    norm: norm_params(&b.norm),
+                    fc1: linear_params(&b.fc1),
+                    fc2: linear_params(&b.fc2),
+                })
+                .collect(),
+            out_norm: norm_params(&net.out_norm),
+            policy: linear_params(&net.policy),
+            value_hidden_fc: linear_params(&net.value_hidden),
+            value_out: linear_params(&net.value_out),
+        })
+    }
+
     /// Probabilities for a batch: priors (masked softmax, 0 on illegal actions) and
     /// win/draw/loss probabilities.
     ///
@@ -264,6 +287,63 @@ impl PolicyValueNet {
         let (policy, wdl) = self.forward(obs);
         (masked_softmax(policy, legal), softmax(wdl, 1))
     }
+}
+
+/// The weights of a res-mlp network copied to the host as plain row-major `f32` arrays, for
+/// [`crate::cpu_forward`]. Linear weights are `[inputs, outputs]` (burn's layout: `y = x·W + b`).
+#[derive(Clone, Debug)]
+pub(crate) struct ResMlpParams {
+    pub(crate) width: usize,
+    pub(crate) value_hidden: usize,
+    pub(crate) input: LinearParams,
+    pub(crate) blocks: Vec<BlockParams>,
+    pub(crate) out_norm: NormParams,
+    pub(crate) policy: LinearParams,
+    pub(crate) value_hidden_fc: LinearParams,
+    pub(crate) value_out: LinearParams,
+}
+
+/// One linear layer: `weight [inputs, outputs]`, `bias [outputs]` (zeros when it has none).
+#[derive(Clone, Debug)]
+pub(crate) struct LinearParams {
+    pub(crate) weight: Vec<f32>,
+    pub(crate) bias: Vec<f32>,
+}
+
+/// One layer norm: scale and shift (zeros when it has none).
+#[derive(Clone, Debug)]
+pub(crate) struct NormParams {
+    pub(crate) gamma: Vec<f32>,
+    pub(crate) beta: Vec<f32>,
+}
+
+/// One residual block's layers.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockParams {
+    pub(crate) norm: NormParams,
+    pub(crate) fc1: LinearParams,
+    pub(crate) fc2: LinearParams,
+}
+
+/// The layer norm epsilon of every norm in the network (burn's `LayerNormConfig` default, which
+/// the trunks use).
+pub(crate) const LAYER_NORM_EPSILON: f32 = 1e-5;
+
+fn host_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().convert::<f32>().try_into_vec::<f32>().expect("network weights convert to f32")
+}
+
+fn linear_params(l: &Linear) -> LinearParams {
+    let weight = host_vec(l.weight.val());
+    let outputs = l.weight.val().dims()[1];
+    let bias = l.bias.as_ref().map_or_else(|| vec![0.0; outputs], |b| host_vec(b.val()));
+    LinearParams { weight, bias }
+}
+
+fn norm_params(n: &LayerNorm) -> NormParams {
+    let gamma = host_vec(n.gamma.val());
+    let beta = n.beta.as_ref().map_or_else(|| vec![0.0; gamma.len()], |b| host_vec(b.val()));
+    NormParams { gamma, beta }
 }
 
 /// A pre-norm residual MLP block: `h + fc2(ReLU(fc1(LayerNorm(h))))`.
@@ -427,14 +507,26 @@ impl GraphNet {
     }
 }
 
-/// Log-probabilities over legal actions: `log_softmax` after filling illegal logits with
-/// [`MASK_FILL`]. Illegal entries come out near `-1e9` (finite), legal ones sum to 1 in
-/// probability.
+/// How far below its row's largest legal logit an illegal logit is put by
+/// [`masked_log_softmax`]: far enough that it weighs nothing (`e^-80 ≈ 1.8e-35` against at
+/// least 1 for the largest legal action), near enough that its exponential, and that of its
+/// log-probability (at most `ln 600 ≈ 6.4` lower), stays a normal float. Below about `e^-87`
+/// libm's `expf` takes a slow underflow path, and with about 580 illegal actions in a row of
+/// 600 that path was a tenth of a training run's time.
+pub const MASK_MARGIN: f32 = 80.0;
+
+/// Log-probabilities over legal actions: the logits shifted so that the largest legal one is 0,
+/// illegal ones set to `-MASK_MARGIN`, then `log_softmax`. Legal entries are exactly the
+/// log-softmax over the legal actions (to rounding), with the same gradient; illegal entries
+/// come out near `-80` (finite, so a zero target times them is 0) and receive no gradient.
+/// A row with no legal action comes out uniform.
 ///
 /// # Shapes
 /// `logits [B, A]`, `legal [B, A]` (true = legal) → `[B, A]`.
 pub fn masked_log_softmax(logits: Tensor<2>, legal: Tensor<2, Bool>) -> Tensor<2> {
-    log_softmax(logits.mask_fill(legal.bool_not(), MASK_FILL), 1)
+    let illegal = legal.bool_not();
+    let max = logits.clone().detach().mask_fill(illegal.clone(), MASK_FILL).max_dim(1);
+    log_softmax((logits - max).mask_fill(illegal, -MASK_MARGIN), 1)
 }
 
 /// Probabilities over legal actions: exactly 0 on illegal actions (the filled logits

@@ -11,7 +11,14 @@
 //! ([`NetEvaluator::with_threads`]) or from a rayon `par_iter`; plain `std::thread`s that all
 //! fall into the global pool oversubscribe the cores.
 //!
-//! Batch size (`benches/inference.rs`, 2-core VM): the default res-mlp gives ~20k evals/s at
+//! # The CPU pass
+//!
+//! On burn's `flex` device a res-mlp network runs through [`ResMlpForward`] instead of burn:
+//! the same function with fewer multiply-adds and no per-op allocation, on the calling thread
+//! (see [`crate::cpu_forward`]). Other devices and the graph-conv trunk go through burn.
+//! [`NetEvaluator::burn_only`] turns the CPU pass off (for comparisons).
+//!
+//! Batch size through burn (`benches/inference.rs`, 2-core VM): the default res-mlp gives ~20k evals/s at
 //! batch 1 and 70–105k/s from batch 64 up; the graph-conv trunk peaks near batch 64
 //! (~7.5k/s on one thread, ~10k/s on two) and slows down at 256–1024 (its `[B*24, width]`
 //! activations leave the cache), so feed it batches of about 64.
@@ -23,6 +30,7 @@ use burn::tensor::Transaction;
 use morris_env::features::OBS_LEN;
 use morris_env::{ActionMask, NUM_ACTIONS, Rules};
 
+use crate::cpu_forward::ResMlpForward;
 use crate::error::{Result, TrainError};
 use crate::evaluator::{EvalBatch, Evaluator, Leaf, encode_batch};
 use crate::model::{NUM_WDL, PolicyValueNet};
@@ -38,6 +46,10 @@ pub struct NetEvaluator {
     pool: Option<Arc<rayon::ThreadPool>>,
     /// `[B, C*24]` observation buffer, reused between calls.
     obs: Vec<f32>,
+    /// The CPU pass, for a res-mlp network on `flex` (unless turned off).
+    cpu: Option<ResMlpForward>,
+    /// Whether the CPU pass may be used.
+    allow_cpu: bool,
 }
 
 impl NetEvaluator {
@@ -45,7 +57,26 @@ impl NetEvaluator {
     /// are moved to `device` if they live elsewhere.
     pub fn new(model: PolicyValueNet, device: Device) -> NetEvaluator {
         let model = model.valid().to_device(&device);
-        NetEvaluator { model, device, pool: None, obs: Vec::new() }
+        let mut e = NetEvaluator { model, device, pool: None, obs: Vec::new(), cpu: None, allow_cpu: true };
+        e.cpu = e.cpu_pass();
+        e
+    }
+
+    /// Runs every evaluation through burn, even where the CPU pass could (for comparisons and
+    /// tests of the pass itself).
+    pub fn burn_only(mut self) -> NetEvaluator {
+        self.allow_cpu = false;
+        self.cpu = None;
+        self
+    }
+
+    /// Whether evaluations go through the CPU pass rather than burn.
+    pub fn uses_cpu_pass(&self) -> bool {
+        self.cpu.is_some()
+    }
+
+    fn cpu_pass(&self) -> Option<ResMlpForward> {
+        if self.allow_cpu && self.device == Device::flex() { ResMlpForward::new(&self.model) } else { None }
     }
 
     /// Runs every evaluation inside a private rayon pool of `threads` threads (flex uses the
@@ -78,6 +109,7 @@ impl NetEvaluator {
     /// moving them to this evaluator's device.
     pub fn set_model(&mut self, model: &PolicyValueNet) {
         self.model = model.valid().to_device(&self.device);
+        self.cpu = self.cpu_pass();
     }
 
     fn run(&mut self, rules: &Rules, leaves: &[Leaf], masks: &[ActionMask], out: &mut EvalBatch) {
@@ -135,6 +167,9 @@ impl Evaluator for NetEvaluator {
     /// # Panics
     /// If `masks.len() != leaves.len()`, or on a device error.
     fn evaluate(&mut self, rules: &Rules, leaves: &[Leaf], masks: &[ActionMask], out: &mut EvalBatch) {
+        if let Some(cpu) = &mut self.cpu {
+            return cpu.evaluate(rules, leaves, masks, out);
+        }
         match self.pool.clone() {
             Some(pool) => pool.install(|| self.run(rules, leaves, masks, out)),
             None => self.run(rules, leaves, masks, out),

@@ -12,7 +12,7 @@ use morris_train::TrainError;
 use morris_train::device::device_from_name;
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf, encode_batch};
 use morris_train::model::{
-    NetConfig, PolicyValueNet, Trunk, alphazero_loss, masked_log_softmax, masked_softmax,
+    MASK_MARGIN, NetConfig, PolicyValueNet, Trunk, alphazero_loss, masked_log_softmax, masked_softmax,
 };
 use morris_train::net_evaluator::NetEvaluator;
 use morris_train::store::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
@@ -169,7 +169,15 @@ fn masked_softmax_is_zero_on_illegal_and_normalised() {
             } else {
                 assert_eq!(x, 0.0, "row {i} action {a} is illegal");
             }
-            assert!(logp[i * NUM_ACTIONS + a].is_finite());
+            let lp = logp[i * NUM_ACTIONS + a];
+            assert!(lp.is_finite());
+            if legal {
+                // The log-softmax over the legal actions, whatever the illegal logits.
+                assert!((lp.exp() - x).abs() < 1e-5, "row {i} action {a}: e^{lp} against {x}");
+            } else {
+                // Illegal entries sit MASK_MARGIN below the best legal logit, minus the log-sum.
+                assert!((-MASK_MARGIN - 7.0..=-MASK_MARGIN).contains(&lp), "row {i} action {a}: {lp}");
+            }
         }
         assert!((sum - 1.0).abs() < 1e-5, "row {i} sums to {sum}");
     }
