@@ -149,10 +149,17 @@ pub struct SelfPlay {
     pub positions: u64,
     /// Games finished since the start.
     pub games: u64,
+    /// Seconds spent in [`SelfPlay::step`] since the start.
+    pub step_seconds: f64,
+    /// Seconds of those spent searching (the network's share: [`SelfPlay::network_seconds`]).
+    pub search_seconds: f64,
     /// Endgame tables that end a game once it enters them (see [`SelfPlay::adjudicate_with`]).
     adjudicate: Option<SharedTablebase>,
     /// Scratch: the games to restart after adjudication.
     restart: Vec<bool>,
+    /// Whether the next move is searched fully (drawn one move ahead, so that a scheduler can
+    /// size other work by it: [`SelfPlay::next_simulations`]).
+    next_full: bool,
 }
 
 impl SelfPlay {
@@ -179,6 +186,7 @@ impl SelfPlay {
             ..mcts.clone()
         };
         let n = env.num_envs();
+        let next_full = rng.next_f64() < config.full_search_fraction as f64;
         Ok(SelfPlay {
             config: config.clone(),
             env,
@@ -192,8 +200,11 @@ impl SelfPlay {
             stats: GameStats::default(),
             positions: 0,
             games: 0,
+            step_seconds: 0.0,
+            search_seconds: 0.0,
             adjudicate: None,
             restart: vec![false; n],
+            next_full,
         })
     }
 
@@ -212,9 +223,19 @@ impl SelfPlay {
     /// # Errors
     /// If the env rejects a searched action (a bug).
     pub fn step<E: Evaluator + ?Sized>(&mut self, evaluator: &mut E) -> Result<()> {
-        let full = self.rng.next_f64() < self.config.full_search_fraction as f64;
+        let start = std::time::Instant::now();
+        let result = self.play_move(evaluator);
+        self.step_seconds += start.elapsed().as_secs_f64();
+        result
+    }
+
+    fn play_move<E: Evaluator + ?Sized>(&mut self, evaluator: &mut E) -> Result<()> {
+        let full = self.next_full;
+        self.next_full = self.rng.next_f64() < self.config.full_search_fraction as f64;
         let mcts = if full { &mut self.full } else { &mut self.cheap };
+        let start = std::time::Instant::now();
         mcts.search(&mut self.trees, evaluator);
+        self.search_seconds += start.elapsed().as_secs_f64();
         for (i, tree) in self.trees.iter_mut().enumerate() {
             let game = tree.game();
             let policy = if full { tree.policy_target(&mcts.config) } else { Vec::new() };
@@ -299,6 +320,16 @@ impl SelfPlay {
         Ok(())
     }
 
+    /// The simulations per game of the next [`SelfPlay::step`] (full or cheap, already drawn).
+    pub fn next_simulations(&self) -> u32 {
+        if self.next_full { self.config.simulations } else { self.config.cheap_simulations }
+    }
+
+    /// Games played side by side.
+    pub fn num_games(&self) -> usize {
+        self.trees.len()
+    }
+
     /// Samples of the games finished so far (and not yet taken).
     pub fn take_samples(&mut self) -> Vec<Sample> {
         std::mem::take(&mut self.ready)
@@ -312,6 +343,11 @@ impl SelfPlay {
     /// Game results since the last call.
     pub fn take_stats(&mut self) -> GameStats {
         std::mem::take(&mut self.stats)
+    }
+
+    /// Seconds spent inside evaluator calls so far (both searches).
+    pub fn network_seconds(&self) -> f64 {
+        self.full.evaluator_seconds + self.cheap.evaluator_seconds
     }
 
     /// Network evaluations made so far (leaves of both searches).

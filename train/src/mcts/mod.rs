@@ -62,6 +62,8 @@ pub struct Mcts {
     pub evaluator_calls: u64,
     /// Leaves evaluated so far.
     pub leaves_evaluated: u64,
+    /// Seconds spent inside evaluator calls so far (the rest of a search is tree work).
+    pub evaluator_seconds: f64,
 }
 
 impl Mcts {
@@ -77,6 +79,7 @@ impl Mcts {
             out: EvalBatch::default(),
             evaluator_calls: 0,
             leaves_evaluated: 0,
+            evaluator_seconds: 0.0,
         }
     }
 
@@ -148,7 +151,9 @@ impl Mcts {
             && !self.leaves.is_empty()
         {
             let rules = *first.game.rules();
+            let t = std::time::Instant::now();
             evaluator.evaluate(&rules, &self.leaves, &self.masks, &mut self.out);
+            self.evaluator_seconds += t.elapsed().as_secs_f64();
             self.evaluator_calls += 1;
             self.leaves_evaluated += self.leaves.len() as u64;
         }

@@ -6,6 +6,7 @@ use std::time::Instant;
 use crate::error::Result;
 use crate::learner::StepStats;
 use crate::logging::{EventWriter, MetricsLog};
+use crate::run::selfplayer::SelfPlayTime;
 use crate::selfplay::GameStats;
 use crate::store::RunDir;
 use crate::store::checkpoint::checkpoint_name;
@@ -27,12 +28,24 @@ pub(crate) struct Clock {
     pub(crate) learn_s: f64,
     /// Seconds spent by evaluation jobs.
     pub(crate) eval_s: f64,
+    /// Self-play's seconds by part, summed over its threads.
+    pub(crate) selfplay_parts: SelfPlayTime,
+    /// The process's CPU seconds (user and system, all threads) when this session started.
+    pub(crate) cpu_start_s: Option<f64>,
 }
 
 impl Clock {
     /// A clock for a session continuing `base_s` seconds of earlier training.
     pub(crate) fn new(base_s: f64) -> Clock {
-        Clock { base_s, start: Instant::now(), selfplay_s: 0.0, learn_s: 0.0, eval_s: 0.0 }
+        Clock {
+            base_s,
+            start: Instant::now(),
+            selfplay_s: 0.0,
+            learn_s: 0.0,
+            eval_s: 0.0,
+            selfplay_parts: SelfPlayTime::default(),
+            cpu_start_s: process_cpu_seconds(),
+        }
     }
 
     /// Wall seconds of training over all sessions.
@@ -128,11 +141,17 @@ impl Interval {
             ("perf/selfplay_time_fraction".into(), (clock.selfplay_s / session) as f32),
             ("perf/learn_time_fraction".into(), (clock.learn_s / session) as f32),
             ("perf/eval_time_fraction".into(), (clock.eval_s / session) as f32),
+            ("perf/selfplay_network_cores".into(), (clock.selfplay_parts.network_s / session) as f32),
+            ("perf/selfplay_tree_cores".into(), (clock.selfplay_parts.tree_s / session) as f32),
+            ("perf/selfplay_other_cores".into(), (clock.selfplay_parts.other_s / session) as f32),
             ("replay/positions".into(), state.replay_len as f32),
             ("replay/positions_total".into(), state.replay_added as f32),
             ("replay/games_total".into(), state.games as f32),
             ("run/wall_time_s".into(), clock.wall().max(1e-9) as f32),
         ];
+        if let (Some(now), Some(start)) = (process_cpu_seconds(), clock.cpu_start_s) {
+            values.push(("perf/cpu_cores_used".into(), ((now - start) / session) as f32));
+        }
         if self.grad_norms > 0 {
             values.push(("opt/grad_norm".into(), (self.grad_norm / self.grad_norms as f64) as f32));
         }
@@ -205,4 +224,20 @@ pub fn peak_memory_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on every Linux ABI in use).
+const USER_HZ: f64 = 100.0;
+
+/// CPU seconds used by this process so far, all threads, user plus system (Linux; `None` where
+/// `/proc/self/stat` cannot be read).
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may contain spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    // After the name: state is field 3, utime field 14 and stime field 15.
+    let utime: f64 = fields.nth(11)?.parse().ok()?;
+    let stime: f64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) / USER_HZ)
 }

@@ -341,12 +341,21 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
     };
     // In-process self-play and learning run side by side: each iteration plays one move in
     // every game on one side and takes up to `burst` optimizer steps on the other (a rayon
-    // join), then exchanges data and weights. `burst` lets the learner keep up with the reuse
-    // cap; a fixed count (not a time budget) keeps runs reproducible.
-    let burst = (t.config.selfplay.parallel_games as f64 * t.config.replay.max_reuse as f64
-        / t.config.optimizer.batch_size as f64)
-        .ceil() as u64
-        + 1;
+    // join), then exchanges data and weights. A fixed count (not a time budget) keeps runs
+    // reproducible; it is sized by the move's search work, so that the two sides of the join
+    // take about as long (a full search is several times a cheap one) and neither core waits:
+    // `parallel_games · max_reuse / batch_size` steps per move on average, in proportion to
+    // the move's simulations, plus one so that the learner can catch up with the reuse cap.
+    let sp = &t.config.selfplay;
+    let steps_per_move =
+        sp.parallel_games as f64 * t.config.replay.max_reuse as f64 / t.config.optimizer.batch_size as f64;
+    let mean_simulations = (sp.full_search_fraction as f64 * sp.simulations as f64
+        + (1.0 - sp.full_search_fraction as f64) * sp.cheap_simulations as f64)
+        * sp.parallel_games as f64;
+    let burst = |simulations: u64| {
+        let share = if mean_simulations > 0.0 { simulations as f64 / mean_simulations } else { 1.0 };
+        (steps_per_move * share).ceil() as u64 + 1
+    };
     let mut last_scan = Instant::now();
     t.ingest();
     while !t.done() {
@@ -356,6 +365,7 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
         let mut wrote = false;
         let trained = match selfplay.as_mut() {
             Some(sp) => {
+                let burst = burst(sp.next_simulations());
                 let (played, learned) = rayon::join(
                     || {
                         let s = Instant::now();
@@ -367,6 +377,7 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
                 let (steps, published) = learned?;
                 t.interval.add_selfplay(progress.positions, progress.evaluations, sp.take_stats());
                 t.clock.selfplay_s += secs;
+                t.clock.selfplay_parts.add(progress.time);
                 wrote = progress.wrote_shard;
                 if let Some(name) = published {
                     sp.set_model(&t.dir.load_published(&name, &t.inference_device)?);

@@ -35,6 +35,44 @@ pub(crate) struct Progress {
     pub(crate) evaluations: u64,
     /// Whether a shard was written.
     pub(crate) wrote_shard: bool,
+    /// Where the groups' time went, in seconds summed over the groups (threads).
+    pub(crate) time: SelfPlayTime,
+}
+
+/// Seconds of self-play summed over its groups: in the network, in the rest of the search (the
+/// trees), and outside the search (env steps, training targets, finished games, shards).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct SelfPlayTime {
+    pub(crate) network_s: f64,
+    pub(crate) tree_s: f64,
+    pub(crate) other_s: f64,
+}
+
+impl SelfPlayTime {
+    fn of(groups: &[(SelfPlay, NetEvaluator)]) -> SelfPlayTime {
+        let (mut network_s, mut search_s, mut step_s) = (0.0, 0.0, 0.0);
+        for (play, _) in groups {
+            network_s += play.network_seconds();
+            search_s += play.search_seconds;
+            step_s += play.step_seconds;
+        }
+        SelfPlayTime { network_s, tree_s: search_s - network_s, other_s: step_s - search_s }
+    }
+
+    /// Adds `other`'s seconds to these.
+    pub(crate) fn add(&mut self, other: SelfPlayTime) {
+        self.network_s += other.network_s;
+        self.tree_s += other.tree_s;
+        self.other_s += other.other_s;
+    }
+
+    fn since(self, earlier: SelfPlayTime) -> SelfPlayTime {
+        SelfPlayTime {
+            network_s: self.network_s - earlier.network_s,
+            tree_s: self.tree_s - earlier.tree_s,
+            other_s: self.other_s - earlier.other_s,
+        }
+    }
 }
 
 impl SelfPlayer {
@@ -85,8 +123,9 @@ impl SelfPlayer {
     /// # Errors
     /// A search that broke an invariant, or a shard that cannot be written.
     pub(crate) fn step(&mut self) -> Result<Progress> {
-        let (p0, e0) = (self.positions(), self.evaluations());
+        let (p0, e0, t0) = (self.positions(), self.evaluations(), SelfPlayTime::of(&self.groups));
         self.groups.par_iter_mut().try_for_each(|(play, evaluator)| play.step(evaluator))?;
+        let time = SelfPlayTime::of(&self.groups).since(t0);
         for (play, _) in &mut self.groups {
             self.ready.append(&mut play.take_samples());
         }
@@ -94,7 +133,18 @@ impl SelfPlayer {
         if wrote_shard {
             self.flush()?;
         }
-        Ok(Progress { positions: self.positions() - p0, evaluations: self.evaluations() - e0, wrote_shard })
+        Ok(Progress {
+            positions: self.positions() - p0,
+            evaluations: self.evaluations() - e0,
+            wrote_shard,
+            time,
+        })
+    }
+
+    /// The simulations the next [`SelfPlayer::step`] runs, summed over its games: the size of
+    /// its work, known before it starts.
+    pub(crate) fn next_simulations(&self) -> u64 {
+        self.groups.iter().map(|(play, _)| play.next_simulations() as u64 * play.num_games() as u64).sum()
     }
 
     /// Positions recorded so far.
