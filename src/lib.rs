@@ -11,6 +11,13 @@ pub struct EnvironmentDocs;
 
 use std::process::ExitCode;
 
+/// The allocator of every binary of the lab (they all link this crate). burn allocates and frees
+/// each tensor of every training step; with glibc's allocator the large ones (a `[256, 600]`
+/// batch of policy logits is 600 KB) come from fresh `mmap`s, paid in page faults and page
+/// zeroing, and mimalloc reuses them instead (docs/performance.md, "Training throughput").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use morris_env::Rules;
 
 /// Maps a command's result to the process exit code, printing the error to stderr. Every binary's
