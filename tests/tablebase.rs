@@ -95,6 +95,17 @@ fn build_resumes_and_probe_prints_values_and_moves() {
     let err = text(&o).1;
     assert!(!o.status.success() && err.contains("sectors 3v3 need") && err.contains("MiB are free"), "{err}");
     assert!(!scratch.path().join("sector-3v3.tb").exists());
+    // Every value follows from its moves (all of 4v3, a sample of 4v4); a bad name is refused.
+    let o = morris(&["tablebase", "check", "--dir", d, "--sector", "4v3"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("4v3: ") && out.contains(" 0 mismatches"), "{out}{err}");
+    assert!(out.contains("every checked value follows from its moves"), "{out}");
+    let o = morris(&["tablebase", "check", "--dir", d, "--sector", "4v4", "--sample", "2000", "--seed", "7"]);
+    assert!(o.status.success() && text(&o).0.contains("4v4: "), "{}", text(&o).0);
+    let o = morris(&["tablebase", "check", "--dir", d, "--sector", "4x4"]);
+    assert!(!o.status.success() && text(&o).1.contains("bad --sector \"4x4\""), "{}", text(&o).1);
+    let o = morris(&["tablebase", "check", "--dir", d, "--sector", "5v4"]);
+    assert!(!o.status.success() && text(&o).1.contains("sector 5v4 is not in"), "{}", text(&o).1);
     // Tables built for the standard rules do not serve OpenSpiel's (no N-move rule).
     let o = probe(d, "a7 d7 g1", "a1 b2 c3", &["--rules", "openspiel"]);
     assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);

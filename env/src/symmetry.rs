@@ -134,6 +134,17 @@ impl Symmetry {
         }
     }
 
+    /// How many distinct positions the 16 images of `pos` are (1 to 16): the size of its class,
+    /// so that counts of classes can be turned into counts of positions.
+    pub fn class_size(pos: &Position) -> usize {
+        let mut images = [(0u32, 0u32); NUM_SYMMETRIES];
+        for (slot, s) in images.iter_mut().zip(Symmetry::all()) {
+            *slot = (s.board(pos.pieces(crate::Color::White)).0, s.board(pos.pieces(crate::Color::Black)).0);
+        }
+        images.sort_unstable();
+        1 + images.windows(2).filter(|w| w[0] != w[1]).count()
+    }
+
     /// Maps an observation `[C, 24]`: each plane's entries are moved to the image points.
     ///
     /// # Panics

@@ -147,8 +147,9 @@ enum TablebaseCommand {
         /// Directory of the sector files (the whole moving phase, 9 pieces a side).
         #[arg(long)]
         dir: PathBuf,
-        /// Deepest ply (at most 4; ply 2 has 46 classes, solved in about 4 minutes on the full tables).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=4))]
+        /// Deepest ply (at most 6; ply 2 has 46 classes and ply 3 has 428, solved in about 4 and
+        /// 5 minutes on the full tables; each further ply multiplies the classes by about ten).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=6))]
         plies: u32,
         /// Rules preset.
         #[arg(long, value_enum, default_value = "standard")]
@@ -156,6 +157,25 @@ enum TablebaseCommand {
         /// Transposition table of the placement search: 2^N entries of 8 bytes (26 = 512 MiB, at most 30 = 8 GiB).
         #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u32).range(10..=30))]
         tt_log2: u32,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Check the values against the rules: every stored value must follow, by one step of
+    /// retrograde analysis, from the stored values its moves lead to (docs/tablebase.md).
+    Check {
+        /// Directory of the sector files.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Sectors to check, such as `9v9 8v9` (default: every sector in the directory).
+        #[arg(long, num_args = 1..)]
+        sector: Vec<String>,
+        /// Slots drawn at random per sector (default: every slot).
+        #[arg(long)]
+        sample: Option<u64>,
+        /// Seed of the sample.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -228,6 +248,9 @@ fn run(command: Command) -> Result<(), String> {
         Command::Tablebase {
             command: TablebaseCommand::Openings { dir, plies, rules, tt_log2, threads },
         } => solve_openings(&dir, plies as usize, rules, tt_log2, threads),
+        Command::Tablebase { command: TablebaseCommand::Check { dir, sector, sample, seed, threads } } => {
+            check_tablebase(&dir, &sector, sample, seed, threads)
+        }
         Command::Tablebase { command: TablebaseCommand::Verify { dir } } => {
             let tb = Tablebase::open(&dir).map_err(|e| e.to_string())?;
             let t = Instant::now();
@@ -497,6 +520,50 @@ fn probe_placement(tb: &Tablebase, game: &Game, tt_log2: u32) -> Result<(), Stri
 }
 
 /// `tablebase openings`: the classes after each ply up to `plies`, counted by value.
+/// `morris tablebase check`: each sector's values against one step of retrograde from its moves.
+fn check_tablebase(
+    dir: &Path,
+    sectors: &[String],
+    sample: Option<u64>,
+    seed: u64,
+    threads: Option<usize>,
+) -> Result<(), String> {
+    let pool = worker_pool(threads)?;
+    let tb = Tablebase::open_shared(dir).map_err(|e| e.to_string())?;
+    let names = if sectors.is_empty() { tb.sector_names() } else { sectors.to_vec() };
+    let mut wrong = 0u64;
+    for name in &names {
+        let parsed = name
+            .split_once('v')
+            .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)));
+        let Some((a, b)) = parsed else {
+            return Err(format!("bad --sector {name:?}: expected AvB, such as 9v8"));
+        };
+        let t = Instant::now();
+        let report = pool.install(|| tb.check_sector(a, b, sample, seed)).map_err(|e| e.to_string())?;
+        println!(
+            "{}: {} of {} slots checked, {} mismatches ({:.1} s)",
+            report.sector,
+            report.checked,
+            report.slots,
+            report.mismatches,
+            t.elapsed().as_secs_f64()
+        );
+        for m in &report.examples {
+            println!(
+                "  slot {}: mover {} / opponent {}: stored {}, its moves give {}",
+                m.slot, m.mover, m.opponent, m.stored, m.expected
+            );
+        }
+        wrong += report.mismatches;
+    }
+    if wrong > 0 {
+        return Err(format!("{wrong} stored values do not follow from their moves"));
+    }
+    println!("every checked value follows from its moves");
+    Ok(())
+}
+
 fn solve_openings(
     dir: &Path,
     plies: usize,
@@ -514,12 +581,25 @@ fn solve_openings(
         let t = Instant::now();
         values[k] = pool.install(|| solver.values(&by_ply[k])).map_err(|e| e.to_string())?;
         let count = |w: Wdl| values[k].iter().filter(|&&v| v == w).count();
+        // Positions, as opposed to classes: each class counts its distinct symmetric images.
+        let positions = |w: Option<Wdl>| -> usize {
+            by_ply[k]
+                .iter()
+                .zip(&values[k])
+                .filter(|&(_, &v)| w.is_none_or(|w| v == w))
+                .map(|(p, _)| morris_env::Symmetry::class_size(p))
+                .sum()
+        };
         println!(
-            "ply {k}: {} classes, for the player to move {} wins, {} draws, {} losses ({:.1} s, {} positions searched so far)",
+            "ply {k}: {} classes ({} positions), for the player to move {} wins ({}), {} draws ({}), {} losses ({}) ({:.1} s, {} positions searched so far)",
             by_ply[k].len(),
+            positions(None),
             count(Wdl::Win),
+            positions(Some(Wdl::Win)),
             count(Wdl::Draw),
+            positions(Some(Wdl::Draw)),
             count(Wdl::Loss),
+            positions(Some(Wdl::Loss)),
             t.elapsed().as_secs_f64(),
             solver.stats().nodes
         );

@@ -43,6 +43,7 @@
 
 mod accuracy;
 mod build;
+mod check;
 mod entry;
 mod error;
 mod file;
@@ -57,6 +58,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 pub use accuracy::{Accuracy, PhaseAccuracy, measure, random_placement_position, wilson};
 pub use build::{BuildEvent, SectorSummary, build};
+pub use check::{Mismatch, SectorCheck};
 pub use entry::{Probe, Wdl};
 pub use error::TablebaseError;
 pub use index::Indexer;

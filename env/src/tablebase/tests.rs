@@ -21,106 +21,51 @@ fn small() -> &'static (tempfile::TempDir, Tablebase) {
     })
 }
 
-/// The stored value of the position after a turn, from the mover's point of view, as the
-/// builder defines it: `Some((win, d))` for a decided result in `d` plies, `None` for a draw.
-fn turn_values(tb: &Tablebase, pos: &Position) -> Vec<Option<(bool, u16)>> {
-    let rules = tb.rules();
-    let n = rules.n_move_rule;
-    let me = pos.current_player();
-    let mut out = Vec::new();
-    for a in pos.legal_actions(&rules).iter() {
-        let mut child = *pos;
-        child.apply_unchecked(a);
-        if child.current_player() == me {
-            // A mill: the mover picks the best removal; the result is decided at once.
-            let mut best = None::<Option<(bool, u16)>>;
-            for r in child.legal_actions(&rules).iter() {
-                let mut after = child;
-                after.apply_unchecked(r);
-                let v = match after.outcome(&rules) {
-                    Outcome::Win { winner, .. } => Some((winner == me, 1)),
-                    _ => {
-                        let s =
-                            tb.stored(after.pieces(me.opponent()), after.pieces(me)).expect("lower sector");
-                        let fits = n.is_none_or(|n| (s & DIST) as u32 <= n);
-                        if s & LOSS != 0 && fits {
-                            Some((true, 1))
-                        } else if s & WIN != 0 && fits {
-                            Some((false, 1))
-                        } else {
-                            None
-                        }
-                    }
-                };
-                let rank = |v: Option<(bool, u16)>| match v {
-                    Some((true, _)) => 2,
-                    None => 1,
-                    Some((false, _)) => 0,
-                };
-                if best.is_none_or(|b| rank(v) > rank(b)) {
-                    best = Some(v);
-                }
-            }
-            out.push(best.flatten());
-        } else {
-            let s = tb.stored(child.pieces(child.current_player()), child.pieces(me)).expect("same pair");
-            let d = (s & DIST) + 1;
-            out.push(if s & LOSS != 0 {
-                Some((true, d))
-            } else if s & WIN != 0 {
-                Some((false, d))
-            } else {
-                None
-            });
-        }
-    }
-    out
-}
-
 #[test]
 fn every_slot_is_consistent_with_its_successors() {
     let (_, tb) = small();
     let mut checked = 0u64;
     for a in 3..=4 {
         for b in 3..=4 {
-            let values = tb.sectors[a][b].as_ref().expect("sector built").values();
-            for (i, &v) in values.iter().enumerate() {
-                let (m, o, canonical) = tb.ix.position(a, b, i);
-                if !canonical {
-                    continue;
-                }
-                checked += 1;
-                let pos = position_from_bits(m, o);
-                let turns = turn_values(tb, &pos);
-                let d = v & DIST;
-                if turns.is_empty() {
-                    assert_eq!(v, LOSS, "{a}v{b} slot {i}: blocked must be a loss in 0");
-                    continue;
-                }
-                let quickest_win = turns.iter().filter_map(|t| t.filter(|t| t.0).map(|t| t.1)).min();
-                let all_lose = turns.iter().all(|t| matches!(t, Some((false, _))));
-                let slowest_loss = turns.iter().filter_map(|t| t.map(|t| t.1)).max();
-                if v & WIN != 0 {
-                    assert_eq!(
-                        quickest_win,
-                        Some(d),
-                        "{a}v{b} slot {i}: a win in {d} needs a move to a loss in {}",
-                        d - 1
-                    );
-                } else if v & LOSS != 0 {
-                    assert!(all_lose, "{a}v{b} slot {i}: a lost position has a move that does not lose");
-                    assert_eq!(slowest_loss, Some(d), "{a}v{b} slot {i}: loss distance");
-                } else {
-                    assert_eq!(
-                        quickest_win, None,
-                        "{a}v{b} slot {i}: a drawn position has a move to a lost one"
-                    );
-                    assert!(!all_lose, "{a}v{b} slot {i}: a drawn position whose every move loses");
-                }
-            }
+            let report = tb.check_sector(a, b, None, 0).expect("sector built");
+            assert_eq!(report.mismatches, 0, "{a}v{b}: {:?}", report.examples);
+            assert_eq!(report.slots, tb.ix.len(a, b) as u64);
+            checked += report.checked;
         }
     }
     assert!(checked > 1_000_000, "only {checked} slots checked");
+}
+
+#[test]
+fn the_check_finds_a_wrong_value_and_names_its_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    build(dir.path(), 4, &Rules::standard(), &|_| {}).expect("build");
+    let path = file::sector_path(dir.path(), 4, 3);
+    let (header, mut values) = file::read(&path).expect("read");
+    let tb = Tablebase::open(dir.path()).expect("open");
+    // A won slot made a draw, and a drawn one a win in 5, written with a valid checksum.
+    let won = (0..values.len()).find(|&i| tb.ix.position(4, 3, i).2 && values[i] & WIN != 0).expect("a win");
+    let drawn = (0..values.len()).find(|&i| tb.ix.position(4, 3, i).2 && values[i] == 0).expect("a draw");
+    drop(tb);
+    values[won] = 0;
+    values[drawn] = WIN | 5;
+    file::write(&path, header, &values).expect("write");
+    let tb = Tablebase::open(dir.path()).expect("open");
+    tb.verify().expect("the checksum is valid: only the rules can tell");
+    let report = tb.check_sector(4, 3, None, 0).expect("check");
+    assert_eq!(report.mismatches, 2, "{:?}", report.examples);
+    let slots: Vec<u64> = report.examples.iter().map(|m| m.slot).collect();
+    let mut want = vec![won as u64, drawn as u64];
+    want.sort_unstable();
+    assert_eq!(slots, want);
+    let m = report.examples.iter().find(|m| m.slot == drawn as u64).expect("listed");
+    assert_eq!(m.stored, "win in 5");
+    assert_eq!(m.expected, "draw");
+    let (mover, _, _) = tb.ix.position(4, 3, drawn);
+    assert_eq!(m.mover, BitBoard(mover).iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" "));
+    // Sampling finds nothing wrong in a sound sector, and a missing sector is named.
+    assert_eq!(tb.check_sector(3, 4, Some(500), 1).expect("check").mismatches, 0);
+    assert!(matches!(tb.check_sector(5, 3, None, 0), Err(TablebaseError::MissingSector { .. })));
 }
 
 fn position_from_bits(mover: u32, opp: u32) -> Position {
@@ -653,4 +598,29 @@ fn tables_keep_the_value_of_a_searchs_choice_in_the_placement_phase() {
     assert_eq!(tb.keep_in_placement(&big, None, &mut rng), None);
     let moving = tb.random_position(&mut rng);
     assert_eq!(tb.keep_in_placement(&moving, None, &mut rng), None);
+}
+
+#[test]
+fn opening_classes_cover_every_position_once() {
+    // Classes after each ply, weighted by their sizes, count the distinct positions that every
+    // sequence of legal actions reaches: 1, 24, 24 × 23 and C(24, 2) × 22 = 6,072.
+    let (_, tb) = small();
+    let rules = tb.rules();
+    let classes = tb.placement().openings(3);
+    let mut frontier = std::collections::HashSet::from([Position::start()]);
+    for (k, ply) in classes.iter().enumerate() {
+        let weighted: usize = ply.iter().map(crate::Symmetry::class_size).sum();
+        assert_eq!(weighted, frontier.len(), "ply {k}");
+        let mut next = std::collections::HashSet::new();
+        for pos in &frontier {
+            for a in pos.legal_actions(&rules).iter() {
+                let mut child = *pos;
+                child.apply_unchecked(a);
+                next.insert(child);
+            }
+        }
+        frontier = next;
+    }
+    assert_eq!(classes.iter().map(Vec::len).collect::<Vec<_>>(), [1, 4, 46, 428]);
+    assert_eq!(classes[3].iter().map(crate::Symmetry::class_size).sum::<usize>(), 6_072);
 }
