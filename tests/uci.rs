@@ -366,6 +366,26 @@ fn the_engine_plays_itself_through_the_arena() {
 }
 
 #[test]
+fn a_bestmove_trailing_an_info_line_is_accepted() {
+    // Sanmill's engine ends its search with `info ... bestmove X` on one line: the fixture runs
+    // this lab's engine through a filter that answers that way, and the games are those of the
+    // engine answering by the book.
+    let dir = tempfile::tempdir().unwrap();
+    let quirk = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/uci/info-bestmove.sh");
+    let engine = "arg=uci,depth=2,option.Engine=minimax,option.Hash=4";
+    let quirky = format!("uci:cmd={},arg={MORRIS},{engine}", quirk.display());
+    let games = play_against_random(dir.path(), "quirky", &quirky, "2");
+    let plain = play_against_random(dir.path(), "plain", &format!("uci:cmd={MORRIS},{engine}"), "2");
+    assert_eq!(games.len(), 4);
+    assert_eq!(games, plain, "moves and results agree");
+    let records = records(&dir.path().join("quirky.jsonl"));
+    for g in &records {
+        let reason = g["reason"].as_str().unwrap();
+        assert!(!reason.contains("forfeits"), "a full game to its end: {reason}");
+    }
+}
+
+#[test]
 fn misbehaving_engines_forfeit_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/uci");

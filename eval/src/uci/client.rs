@@ -343,17 +343,36 @@ impl UciAgent {
         engine.send(&position)?;
         engine.send(&self.spec.go_line())?;
         let deadline = Instant::now() + self.spec.timeout;
-        let reply = loop {
+        let text = loop {
             let line = engine.next_line(deadline, "bestmove")?;
-            if line.starts_with("bestmove") {
-                break line;
+            if let Some(text) = bestmove_in(&line) {
+                break text.chars().take(20).collect::<String>();
             }
         };
-        let text: String = reply.split_whitespace().nth(1).unwrap_or("").chars().take(20).collect();
         if text.is_empty() || text == "(none)" {
             return Err("answered no move in a live game".into());
         }
         game.clone().play_notation(&text).map_err(|e| format!("answered an illegal move '{text}': {e}"))
+    }
+}
+
+/// The move a `bestmove` answer names (empty if nothing follows the token), or `None` if `line`
+/// is not one. Besides a line of its own (`bestmove g4`), a tolerated quirk: a trailing
+/// `bestmove` token on an `info` line (`info depth 14 score cp 3 nodes 10826 bestmove g4`), as
+/// Sanmill's engine writes its last line. `info string` lines are free text and never count.
+fn bestmove_in(line: &str) -> Option<&str> {
+    let mut tokens = line.split_whitespace();
+    match tokens.next()? {
+        "bestmove" => Some(tokens.next().unwrap_or("")),
+        "info" => {
+            let mut tokens = tokens.peekable();
+            if tokens.peek() == Some(&"string") {
+                return None;
+            }
+            tokens.find(|&t| t == "bestmove")?;
+            Some(tokens.next().unwrap_or(""))
+        }
+        _ => None,
     }
 }
 
@@ -408,6 +427,21 @@ impl Drop for UciAgent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_bestmove_on_its_own_line_and_trailing_an_info_line() {
+        assert_eq!(bestmove_in("bestmove g4"), Some("g4"));
+        assert_eq!(bestmove_in("bestmove a1-a4 ponder d7"), Some("a1-a4"));
+        assert_eq!(bestmove_in("bestmove"), Some(""));
+        assert_eq!(bestmove_in("  bestmove   xd7  "), Some("xd7"));
+        assert_eq!(bestmove_in("info depth 14 score cp 3 nodes 10826 bestmove g4"), Some("g4"));
+        assert_eq!(bestmove_in("info depth 1 bestmove"), Some(""));
+        assert_eq!(bestmove_in("info depth 14 score cp 3 pv g4 d7"), None);
+        assert_eq!(bestmove_in("info string the bestmove g4 is forced"), None);
+        assert_eq!(bestmove_in("bestmoves g4"), None);
+        assert_eq!(bestmove_in("readyok"), None);
+        assert_eq!(bestmove_in(""), None);
+    }
 
     #[test]
     fn parses_and_names_specs() {
