@@ -1,6 +1,6 @@
 //! Network evaluations per second through `NetEvaluator` on flex: the res-mlp through the CPU
-//! pass (`cpu_forward`, one thread) and both trunks through burn (1- and 2-thread rayon pools),
-//! default sizes, batches of 1, 64, 128, 256 and 1024 leaves.
+//! pass (`cpu_forward`, chunks of 64 rows over 1- and 2-thread rayon pools) and both trunks
+//! through burn (the same pools), default sizes, batches of 1, 64, 128, 256 and 1024 leaves.
 //!
 //! `cargo bench -p morris-train --bench inference -- --warm-up-time 1 --measurement-time 3`
 
@@ -24,17 +24,22 @@ fn inference(c: &mut Criterion) {
     // One iteration of the largest batches takes tens of milliseconds: sample flat.
     group.sampling_mode(SamplingMode::Flat).sample_size(10);
     let res_mlp = NetConfig::default().init(&device);
-    for batch in BATCHES {
-        let mut eval = NetEvaluator::new(res_mlp.clone(), device.clone());
-        assert!(eval.uses_cpu_pass());
-        let mut out = EvalBatch::default();
-        group.throughput(Throughput::Elements(batch as u64));
-        group.bench_function(BenchmarkId::new("res-mlp/cpu-pass/1t", batch), |b| {
-            b.iter(|| {
-                eval.evaluate(&rules, &leaves[..batch], &masks[..batch], &mut out);
-                black_box(&out.values);
-            })
-        });
+    for threads in THREADS {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+        for batch in BATCHES {
+            let mut eval = NetEvaluator::new(res_mlp.clone(), device.clone());
+            assert!(eval.uses_cpu_pass());
+            let mut out = EvalBatch::default();
+            group.throughput(Throughput::Elements(batch as u64));
+            group.bench_function(BenchmarkId::new(format!("res-mlp/cpu-pass/{threads}t"), batch), |b| {
+                pool.install(|| {
+                    b.iter(|| {
+                        eval.evaluate(&rules, &leaves[..batch], &masks[..batch], &mut out);
+                        black_box(&out.values);
+                    })
+                })
+            });
+        }
     }
     for trunk in Trunk::ALL {
         let model = NetConfig { trunk, ..NetConfig::default() }.init(&device);
