@@ -519,7 +519,6 @@ fn probe_placement(tb: &Tablebase, game: &Game, tt_log2: u32) -> Result<(), Stri
     Ok(())
 }
 
-/// `tablebase openings`: the classes after each ply up to `plies`, counted by value.
 /// `morris tablebase check`: each sector's values against one step of retrograde from its moves.
 fn check_tablebase(
     dir: &Path,
@@ -542,10 +541,11 @@ fn check_tablebase(
         let t = Instant::now();
         let report = pool.install(|| tb.check_sector(a, b, sample, seed)).map_err(|e| e.to_string())?;
         println!(
-            "{}: {} of {} slots checked, {} mismatches ({:.1} s)",
+            "{}: {} positions checked ({} slots in the sector{}), {} mismatches ({:.1} s)",
             report.sector,
             report.checked,
             report.slots,
+            if sample.is_some() { ", drawn with replacement" } else { "" },
             report.mismatches,
             t.elapsed().as_secs_f64()
         );
@@ -564,6 +564,7 @@ fn check_tablebase(
     Ok(())
 }
 
+/// `tablebase openings`: the classes after each ply up to `plies`, counted by value.
 fn solve_openings(
     dir: &Path,
     plies: usize,

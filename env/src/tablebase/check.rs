@@ -45,7 +45,8 @@ pub struct SectorCheck {
     pub sector: String,
     /// Slots in the sector, unused duplicates included.
     pub slots: u64,
-    /// Position classes checked (used slots among those visited).
+    /// Position classes checked (used slots among those visited; a sample is drawn with
+    /// replacement, so a class may count more than once).
     pub checked: u64,
     /// Checked slots whose value does not follow from their moves.
     pub mismatches: u64,
