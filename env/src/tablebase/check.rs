@@ -13,8 +13,8 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::Tablebase;
-use super::entry::{DIST, LOSS, WIN};
+use super::entry::{self, DIST, LOSS, WIN};
+use super::{Probe, Tablebase, Wdl};
 use crate::outcome::Outcome;
 use crate::position::Position;
 use crate::rng::Rng;
@@ -54,9 +54,15 @@ pub struct SectorCheck {
     pub examples: Vec<Mismatch>,
 }
 
-/// The stored value of a turn's result from the mover's point of view: `Some((true, d))` a win
-/// in `d` plies to the next removal or the end, `Some((false, d))` a loss, `None` a draw.
-type Turn = Option<(bool, u16)>;
+/// The value of a turn for the mover, from a probe of the opponent's position after it:
+/// `Some((true, plies))` a win, `Some((false, plies))` a loss, `None` a draw.
+fn turn(opponent: Probe, plies: u16) -> Option<(bool, u16)> {
+    match opponent.wdl {
+        Wdl::Loss => Some((true, plies)),
+        Wdl::Win => Some((false, plies)),
+        Wdl::Draw => None,
+    }
+}
 
 /// A stored value as text: `win in 7`, `loss in 0` or `draw`.
 fn describe(stored: u16) -> String {
@@ -75,87 +81,72 @@ fn points(set: u32) -> String {
 }
 
 impl Tablebase {
-    /// The value each of the mover's turns leads to in the moving-phase position `mover`
-    /// against `opponent` (mover to move, no removal pending), from the stored values of the
-    /// positions after it: a quiet move by the stored value of the opponent's position one ply
-    /// longer; a mill by the mover's best removal, decided in 1 when it wins at once or leaves
-    /// the opponent a loss within the N-move rule (a fresh counter after a removal), lost in 1
-    /// when it leaves the opponent such a win, else drawn. Empty for a blocked mover.
-    pub(crate) fn turn_values(&self, mover: u32, opponent: u32) -> Vec<Turn> {
+    /// The value one step of retrograde analysis gives the moving-phase position `mover`
+    /// against `opponent` (mover to move, no removal pending), in stored form, from the stored
+    /// values of the positions after each turn: a quiet move is worth the opponent's stored
+    /// value one ply longer (distances without the rule, as stored); a mill is worth the
+    /// mover's best removal, decided in 1 when it wins at once or leaves the opponent a result
+    /// within the N-move rule (a fresh counter after a removal), else drawn. The position is
+    /// a loss in 0 when blocked, else the quickest win, else the slowest loss when every turn
+    /// loses, else a draw.
+    pub(crate) fn one_step(&self, mover: u32, opponent: u32) -> u16 {
         let rules = self.rules();
-        let n = rules.n_move_rule;
         let pos = Position::from_parts(BitBoard(mover), BitBoard(opponent), [0, 0], Color::White, false)
             .expect("disjoint point sets");
         let me = pos.current_player();
-        let decided = |s: u16| -> Turn {
-            let fits = n.is_none_or(|n| (s & DIST) as u32 <= n);
-            if s & LOSS != 0 && fits {
-                Some((true, 1))
-            } else if s & WIN != 0 && fits {
-                Some((false, 1))
-            } else {
-                None
-            }
-        };
-        let rank = |v: Turn| match v {
+        let rank = |v: Option<(bool, u16)>| match v {
             Some((true, _)) => 2,
             None => 1,
             Some((false, _)) => 0,
         };
-        let mut out = Vec::new();
+        let (mut any_move, mut all_lose) = (false, true);
+        let (mut quickest_win, mut slowest_loss) = (None::<u16>, 0u16);
         for a in pos.legal_actions(&rules).iter() {
             let mut child = pos;
             child.apply_unchecked(a);
-            if child.current_player() == me {
+            let v = if child.current_player() == me {
                 // A mill: the mover picks the best removal; the result is decided at once.
-                let mut best: Option<Turn> = None;
+                let mut best: Option<Option<(bool, u16)>> = None;
                 for r in child.legal_actions(&rules).iter() {
                     let mut after = child;
                     after.apply_unchecked(r);
                     let v = match after.outcome(&rules) {
                         Outcome::Win { winner, .. } => Some((winner == me, 1)),
-                        _ => decided(
-                            self.stored(after.pieces(me.opponent()), after.pieces(me))
-                                .expect("lower sector loaded"),
-                        ),
+                        _ => {
+                            let s = self
+                                .stored(after.pieces(me.opponent()), after.pieces(me))
+                                .expect("lower sector loaded");
+                            turn(entry::read(s, 0, rules.n_move_rule), 1)
+                        }
                     };
                     if best.is_none_or(|b| rank(v) > rank(b)) {
                         best = Some(v);
                     }
                 }
-                out.push(best.flatten());
+                best.flatten()
             } else {
                 let s = self
                     .stored(child.pieces(child.current_player()), child.pieces(me))
                     .expect("same pair loaded");
-                let d = (s & DIST) + 1;
-                out.push(if s & LOSS != 0 {
-                    Some((true, d))
-                } else if s & WIN != 0 {
-                    Some((false, d))
-                } else {
-                    None
-                });
+                let p = entry::read(s, 0, None);
+                turn(p, p.plies + 1)
+            };
+            any_move = true;
+            match v {
+                Some((true, d)) => quickest_win = Some(quickest_win.map_or(d, |q| q.min(d))),
+                Some((false, d)) => slowest_loss = slowest_loss.max(d),
+                None => all_lose = false,
             }
         }
-        out
-    }
-
-    /// The value one step of retrograde analysis gives a position from its turns' values (see
-    /// [`Tablebase::turn_values`]), stored form: a loss in 0 when blocked, the quickest win,
-    /// else the slowest loss when every turn loses, else a draw.
-    pub(crate) fn one_step(&self, mover: u32, opponent: u32) -> u16 {
-        let turns = self.turn_values(mover, opponent);
-        if turns.is_empty() {
-            return LOSS;
+        if !any_move {
+            LOSS
+        } else if let Some(d) = quickest_win {
+            WIN | d
+        } else if all_lose {
+            LOSS | slowest_loss
+        } else {
+            0
         }
-        if let Some(d) = turns.iter().filter_map(|t| t.filter(|t| t.0).map(|t| t.1)).min() {
-            return WIN | d;
-        }
-        if turns.iter().all(|t| matches!(t, Some((false, _)))) {
-            return LOSS | turns.iter().filter_map(|t| t.map(|t| t.1)).max().unwrap_or(0);
-        }
-        0
     }
 
     /// Checks sector `AvB` against the rules (see the module docs): every slot when `sample` is
