@@ -436,6 +436,8 @@ struct GraphNet {
     point_embed: Param<Tensor<2>>,
     blocks: Vec<GraphBlock>,
     out_norm: LayerNorm,
+    /// Its bias is inert (a row's legal actions are all points or all moves, and the bias shifts
+    /// all point logits alike); kept so that existing graph-conv checkpoints load.
     point_policy: Linear,
     move_from: Linear,
     move_to: Linear,
