@@ -261,7 +261,7 @@ impl ModuleVisitor for GradCheck<'_> {
     fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         self.count += 1;
         let norm = self.grads.get::<D>(param.id).map(|g| g.abs().sum().into_scalar::<f32>());
-        if param.val().dims() == [1; D] && D == 1 {
+        if D == 1 && param.val().dims() == [1; D] {
             if !matches!(norm, None | Some(0.0..1e-4)) {
                 self.dead.push(format!("shift-invariant bias {:?}: gradient {norm:?}, not 0", param.id));
             }
