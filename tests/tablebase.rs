@@ -1,7 +1,8 @@
 //! End-to-end tests of the tablebase surfaces through the real binaries: `morris tablebase
-//! build` and `probe`, `tb=` in agent specs, `eval accuracy`, and `[tablebase]` in a training
-//! run (exact search values, adjudicated self-play, the accuracy figure in the metrics), with
-//! the errors for missing, damaged or mismatched tables.
+//! build` and `probe`, `tb=` in agent specs, `eval accuracy`, `eval positions` and `eval
+//! strength`, and `[tablebase]` in a training run (exact search values, adjudicated self-play,
+//! the accuracy figure in the metrics), with the errors for missing, damaged or mismatched
+//! tables.
 
 use std::fs;
 use std::path::Path;
@@ -195,6 +196,84 @@ fn agents_with_tables_play_and_are_measured_against_them() {
         "openspiel",
     ]);
     assert!(!o.status.success() && text(&o).1.contains("n_move_rule"), "{}", text(&o).1);
+}
+
+#[test]
+fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_strength() {
+    let d = tables().to_str().unwrap();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let set = scratch.path().join("judged.jsonl");
+    let set_s = set.to_str().unwrap();
+    let o = eval(&["positions", "--tb", d, "--uniform", "60", "--seed", "4", "--out", set_s]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("uniform: 60 positions"), "{out}{err}");
+    let lines: Vec<String> = fs::read_to_string(&set).unwrap().lines().map(String::from).collect();
+    assert_eq!(lines.len(), 61, "a header and 60 positions");
+    assert!(
+        lines[0].contains("\"format\":\"morris-judged-positions\"")
+            && lines[0].contains("\"rules\":\"standard\"")
+    );
+    // With the tables at play time every stored value is kept; random moves are not.
+    let json = scratch.path().join("strength.json");
+    let o = eval(&[
+        "strength",
+        &format!("minimax:depth=1,tb={d}"),
+        "--positions",
+        set_s,
+        "--pairs",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let row = &report["accuracy"]["rows"][0];
+    assert_eq!((row["source"].as_str(), row["accuracy"]["positions"].as_u64()), (Some("uniform"), Some(60)));
+    assert_eq!(row["accuracy"]["kept"], 60, "{out}");
+    assert!(report["match"].is_null());
+    let games = scratch.path().join("games.jsonl");
+    let o = eval(&[
+        "strength",
+        "random",
+        "--positions",
+        set_s,
+        "--opponent",
+        "minimax:depth=1",
+        "--pairs",
+        "2",
+        "--out",
+        games.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success() && out.contains("random vs minimax:depth=1"), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let kept = report["accuracy"]["rows"][0]["accuracy"]["kept"].as_u64().unwrap();
+    assert!(kept < 60, "random moves keep every value? {out}");
+    let m = &report["match"];
+    let played = ["wins", "draws", "losses"].iter().map(|k| m[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(played, 4, "{out}");
+    assert_eq!(fs::read_to_string(&games).unwrap().lines().count(), 4);
+    // Bad input: a damaged line, a missing file, other rules, the same agent twice.
+    let bad = scratch.path().join("bad.jsonl");
+    let mut damaged = lines.clone();
+    let mut position: serde_json::Value = serde_json::from_str(&damaged[2]).unwrap();
+    position["loss"].as_array_mut().unwrap().push("a1-a4 xg7".into());
+    damaged[2] = position.to_string();
+    fs::write(&bad, damaged.join("\n")).unwrap();
+    let o = eval(&["strength", "random", "--positions", bad.to_str().unwrap(), "--pairs", "0"]);
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.contains("bad.jsonl:3") && err.contains("a1-a4 xg7"), "{err}");
+    let o = eval(&["strength", "random", "--positions", "/nonexistent/judged.jsonl"]);
+    assert!(!o.status.success() && text(&o).1.contains("/nonexistent/judged.jsonl"), "{}", text(&o).1);
+    let o = eval(&["strength", "random", "--positions", set_s, "--rules", "openspiel", "--pairs", "0"]);
+    assert!(!o.status.success() && text(&o).1.contains("--rules standard"), "{}", text(&o).1);
+    let o = eval(&["strength", "random", "--positions", set_s, "--opponent", "random"]);
+    assert!(!o.status.success() && text(&o).1.contains("--pairs 0"), "{}", text(&o).1);
+    let o = eval(&["positions", "--tb", d, "--uniform", "0", "--out", set_s]);
+    assert!(!o.status.success() && text(&o).1.contains("no positions to judge"), "{}", text(&o).1);
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The tablebase accuracy report: an agent's moves judged against perfect play, by phase, on
 //! positions drawn uniformly (from the tables, and from the placement phase) and taken from
-//! real games.
+//! real games, either with the tables or from a stored set of judged positions.
 
-use morris_env::tablebase::{Accuracy, PhaseAccuracy, Tablebase, measure, random_placement_position};
+use morris_env::tablebase::{
+    Accuracy, JudgedPosition, JudgedSet, PhaseAccuracy, Tablebase, measure, measure_judged,
+    random_placement_position,
+};
 use morris_env::{Color, Game, Rng, Rules};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -119,18 +122,20 @@ pub fn positions_from_records(
     Ok(all)
 }
 
-/// Lets agents built from `spec` play one turn in each game (in parallel, one agent per chunk
-/// of positions) and tallies the results by phase.
-///
-/// # Errors
-/// An agent that cannot be built.
-pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64) -> Result<PhaseAccuracy> {
-    let parts: Vec<Result<PhaseAccuracy>> = games
+/// Lets agents built from `spec` play one turn in each item (in parallel, one agent per chunk
+/// of 16), judged by `judge`, and adds up the counts.
+fn measure_chunks<T: Sync>(
+    spec: &AgentSpec,
+    items: &[T],
+    seed: u64,
+    judge: impl Fn(&[T], &mut dyn morris_env::Agent) -> PhaseAccuracy + Sync,
+) -> Result<PhaseAccuracy> {
+    let parts: Vec<Result<PhaseAccuracy>> = items
         .par_chunks(16)
         .enumerate()
         .map(|(i, chunk)| {
             let mut agent = spec.build(Rng::derive(seed, AGENT_STREAM, i as u64))?;
-            Ok(measure(tb, chunk, agent.as_mut()))
+            Ok(judge(chunk, agent.as_mut()))
         })
         .collect();
     let mut total = PhaseAccuracy::default();
@@ -138,6 +143,51 @@ pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64)
         total.add(&p?);
     }
     Ok(total)
+}
+
+/// Lets agents built from `spec` play one turn in each game (in parallel, one agent per chunk
+/// of positions) and tallies the results by phase.
+///
+/// # Errors
+/// An agent that cannot be built.
+pub fn measure_spec(spec: &AgentSpec, tb: &Tablebase, games: &[Game], seed: u64) -> Result<PhaseAccuracy> {
+    measure_chunks(spec, games, seed, |chunk, agent| measure(tb, chunk, agent))
+}
+
+/// The same on a stored set of judged positions, without tables: one row per source of the
+/// set's positions (`uniform`, `placement`, `games`).
+///
+/// # Errors
+/// An agent that cannot be built.
+pub fn measure_judged_spec(spec: &AgentSpec, set: &JudgedSet, seed: u64) -> Result<Vec<AccuracyRow>> {
+    let mut rows = Vec::new();
+    for source in set.sources() {
+        let positions: Vec<&JudgedPosition> = set.positions.iter().filter(|p| p.source == source).collect();
+        let acc = measure_chunks(spec, &positions, seed, |chunk, agent| {
+            measure_judged(chunk.iter().copied(), &set.rules, agent)
+        })?;
+        rows.push(AccuracyRow::new(&source, acc));
+    }
+    Ok(rows)
+}
+
+/// Judges `positions` of each source with the tables (every legal turn valued; in parallel),
+/// for a stored set.
+///
+/// # Errors
+/// A position the tables cannot value (a sector not built).
+pub fn judge_positions(tb: &Tablebase, sources: &[(&str, Vec<Game>)]) -> Result<Vec<JudgedPosition>> {
+    let mut out = Vec::new();
+    for (source, games) in sources {
+        let judged: Vec<_> = games
+            .par_iter()
+            .filter(|g| !g.outcome().is_terminal())
+            .map(|g| JudgedPosition::judge(tb, source, g.position()))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| EvalError::Usage(e.to_string()))?;
+        out.extend(judged);
+    }
+    Ok(out)
 }
 
 impl AccuracyReport {

@@ -151,6 +151,60 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Judge positions with the tables and keep them as data: every legal turn of each position
+    /// with its exact value, in a JSON Lines file that `eval strength` reads without tables.
+    Positions {
+        /// Tablebase directory (`morris tablebase build --out DIR`).
+        #[arg(long)]
+        tb: PathBuf,
+        /// Positions drawn uniformly from the tables (no pieces in hand).
+        #[arg(long, default_value_t = 1000)]
+        uniform: u32,
+        /// Positions drawn uniformly from the placement phase (default 200 when the tables cover
+        /// the placement phase, every sector up to 9v9; else 0).
+        #[arg(long)]
+        placement: Option<u32>,
+        /// Game records (`eval match --out FILE`) to take positions from, repeatable.
+        #[arg(long = "games", value_name = "FILE.jsonl")]
+        games: Vec<PathBuf>,
+        /// Positions sampled from the records.
+        #[arg(long, default_value_t = 1000)]
+        from_games: u32,
+        /// Seed of the samples.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Rules preset.
+        #[arg(long, value_enum, default_value = "standard")]
+        rules: Preset,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The file to write (JSON Lines: a header, then one position per line).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// An agent's strength in one command: its moves judged against perfect play on a stored
+    /// set of judged positions (`eval positions`; no tables needed), by source and phase, then
+    /// colour-swapped pairs against an opponent (by default minimax at 20 ms a move).
+    #[command(after_help = format!("Agent specs: {SPEC_FORMS}"))]
+    Strength {
+        /// The agent spec (give it the same time per move as the opponent for an equal-time match).
+        agent: String,
+        /// The judged positions (`eval positions --out FILE`; the repo keeps one in data/).
+        #[arg(long)]
+        positions: PathBuf,
+        /// The opponent of the match.
+        #[arg(long, default_value = "minimax:time=20ms")]
+        opponent: String,
+        #[command(flatten)]
+        args: MatchArgs,
+        /// Append the match's games as JSON lines to this file (created if missing).
+        #[arg(long, default_value = "strength-games.jsonl")]
+        out: PathBuf,
+        /// Also write the report (accuracy rows and match) as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Fit Elo ratings to game records (JSONL files written by `match` or `ladder`).
     Rate {
         /// Game record files.
@@ -447,6 +501,114 @@ fn run(command: Command) -> Result<(), EvalError> {
             print!("{}", report.to_text());
             if let Some(p) = json {
                 write_json(&p, &report)?;
+            }
+            Ok(())
+        }
+        Command::Positions { tb, uniform, placement, games, from_games, seed, rules, threads, out } => {
+            use morris_eval::accuracy;
+            let preset = rules;
+            let rules = preset.rules();
+            if uniform > 1_000_000 || from_games > 1_000_000 || placement.is_some_and(|n| n > 1_000_000) {
+                return Err(EvalError::Usage(
+                    "--uniform, --placement and --from-games are at most 1,000,000".into(),
+                ));
+            }
+            let table = morris_env::tablebase::Tablebase::open_shared(&tb)
+                .map_err(|e| EvalError::Usage(e.to_string()))?;
+            table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let placement = match placement {
+                Some(n) if n > 0 && !table.covers_placement() => {
+                    return Err(EvalError::Usage(format!(
+                        "--placement needs tables for the whole placement phase (every sector up to 9v9); {} holds {}",
+                        tb.display(),
+                        table.sector_names().join(" ")
+                    )));
+                }
+                Some(n) => n,
+                None if table.covers_placement() => 200,
+                None => 0,
+            };
+            let mut records = Vec::new();
+            for path in &games {
+                records.extend(read_records(path)?);
+            }
+            let pool = thread_pool(threads)?;
+            let sources = [
+                ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
+                ("placement", accuracy::uniform_placement_positions(placement, seed, rules)),
+                ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
+            ];
+            let started = std::time::Instant::now();
+            let judged = pool.install(|| accuracy::judge_positions(&table, &sources))?;
+            if judged.is_empty() {
+                return Err(EvalError::Usage(
+                    "no positions to judge: give --uniform N, --placement N or --games FILE".into(),
+                ));
+            }
+            let made_by = std::env::args().collect::<Vec<_>>().join(" ");
+            let set = morris_env::tablebase::JudgedSet::new(preset.name(), &made_by, judged)
+                .map_err(EvalError::Usage)?;
+            write_atomic(&out, set.to_jsonl().as_bytes())?;
+            for source in set.sources() {
+                let n = set.positions.iter().filter(|p| p.source == source).count();
+                println!("{source}: {n} positions");
+            }
+            println!(
+                "{} positions judged in {:.1} s, written to {}",
+                set.positions.len(),
+                started.elapsed().as_secs_f64(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::Strength { agent, positions, opponent, args, out, json } => {
+            use morris_eval::accuracy::{self, AccuracyReport};
+            let set = morris_env::tablebase::JudgedSet::load(&positions)
+                .map_err(|e| EvalError::Usage(e.to_string()))?;
+            if set.rules != args.rules.rules() {
+                return Err(EvalError::Usage(format!(
+                    "{} holds values under the '{}' rules; run with --rules {}",
+                    positions.display(),
+                    set.header.rules,
+                    set.header.rules
+                )));
+            }
+            let (a, b) = (AgentSpec::parse(&agent)?, AgentSpec::parse(&opponent)?);
+            for spec in [&a, &b] {
+                spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
+                if let AgentSpec::Az { model, .. } = spec {
+                    note_if_unverified(&model.dir);
+                }
+            }
+            if args.pairs > 0 && a.name() == b.name() {
+                return Err(EvalError::Usage(format!(
+                    "the agent and the opponent are both '{}': give another --opponent, or --pairs 0",
+                    a.name()
+                )));
+            }
+            if args.pairs > 0 {
+                args.validate()?;
+            }
+            let pool = thread_pool(args.threads)?;
+            let rows = pool.install(|| accuracy::measure_judged_spec(&a, &set, args.seed))?;
+            let accuracy = AccuracyReport {
+                agent: a.name(),
+                tablebase: format!("{} (stored values)", positions.display()),
+                rows,
+            };
+            print!("{}", accuracy.to_text());
+            let report = if args.pairs > 0 {
+                let sink = RecordSink::open(&out)?;
+                let games = pool.install(|| run_match(&a, &b, &args, &sink))?;
+                let report = MatchReport::from_games(&a.name(), &b.name(), &games);
+                println!("{}", report.to_text());
+                println!("games appended to {}", out.display());
+                Some(report)
+            } else {
+                None
+            };
+            if let Some(p) = json {
+                write_json(&p, &serde_json::json!({ "accuracy": accuracy, "match": report }))?;
             }
             Ok(())
         }

@@ -137,6 +137,57 @@ fn value_of(tb: &Tablebase, pos: &Position) -> Option<Wdl> {
     tb.value(pos).ok()
 }
 
+/// Lets `agent` play one turn in `game`: its move, then the removal it earns (same player),
+/// until the turn passes or the game ends. Returns the turn in notation (moves separated by
+/// spaces, as [`super::judged::legal_turns`] writes them) with the game after it, or `None`
+/// where the agent gives no move or an illegal one; and the seconds the agent took.
+pub(crate) fn play_turn(game: &Game, agent: &mut dyn Agent) -> (Option<(String, Game)>, f64) {
+    agent.reset();
+    let me = game.current_player();
+    let mut g = game.clone();
+    let mut notation = String::new();
+    let start = Instant::now();
+    let played = loop {
+        let Some(a) = agent.choose(&g) else { break false };
+        let Some(m) = g.position().move_of(a) else { break false };
+        if g.apply(a).is_err() {
+            break false;
+        }
+        if !notation.is_empty() {
+            notation.push(' ');
+        }
+        notation += &m.to_string();
+        if g.current_player() != me || g.outcome().is_terminal() {
+            break true;
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    (played.then_some((notation, g)), seconds)
+}
+
+/// Counts one judged turn: the position's value `before`, whether the agent moved, the value
+/// its turn led to (`None` where it cannot be told: the position then counts, its move not),
+/// and the agent's time.
+pub(crate) fn tally(acc: &mut Accuracy, before: Wdl, moved: bool, after: Option<Wdl>, seconds: f64) {
+    acc.seconds += seconds;
+    acc.positions += 1;
+    acc.by_value[slot(before)] += 1;
+    if !moved {
+        acc.no_move += 1;
+        return;
+    }
+    let Some(after) = after else { return };
+    match (before, after) {
+        (b, a) if a >= b => {
+            acc.kept += 1;
+            acc.kept_by_value[slot(b)] += 1;
+        }
+        (Wdl::Win, Wdl::Draw) => acc.win_to_draw += 1,
+        (Wdl::Win, Wdl::Loss) => acc.win_to_loss += 1,
+        _ => acc.draw_to_loss += 1,
+    }
+}
+
 /// Lets `agent` play one turn (a move and, if it closes a mill, the removal) in each game and
 /// compares the value after it with the value before, counting by the mover's phase. Positions
 /// with pieces in hand are valued by the placement solver ([`Tablebase::value`]); a position
@@ -150,49 +201,15 @@ pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> PhaseAc
             continue;
         }
         let Some(before) = value_of(tb, game.position()) else { continue };
-        agent.reset();
         let me = game.current_player();
         let acc = out.get_mut(game.position().phase(me, &rules));
-        let mut g = game.clone();
-        let start = Instant::now();
-        let mut moved = true;
-        // The turn: the move, then the removal it earns (same player), once the turn passes or
-        // the game ends.
-        loop {
-            let Some(a) = agent.choose(&g) else {
-                moved = false;
-                break;
-            };
-            if g.apply(a).is_err() {
-                moved = false;
-                break;
-            }
-            if g.current_player() != me || g.outcome().is_terminal() {
-                break;
-            }
-        }
-        acc.seconds += start.elapsed().as_secs_f64();
-        acc.positions += 1;
-        acc.by_value[slot(before)] += 1;
-        if !moved {
-            acc.no_move += 1;
-            continue;
-        }
-        let after = match g.outcome() {
+        let (turn, seconds) = play_turn(game, agent);
+        let after = turn.as_ref().and_then(|(_, g)| match g.outcome() {
             Outcome::Win { winner, .. } => Some(if winner == me { Wdl::Win } else { Wdl::Loss }),
             Outcome::Draw(_) => Some(Wdl::Draw),
             Outcome::Ongoing => value_of(tb, g.position()).map(Wdl::flip),
-        };
-        let Some(after) = after else { continue };
-        match (before, after) {
-            (b, a) if a >= b => {
-                acc.kept += 1;
-                acc.kept_by_value[slot(b)] += 1;
-            }
-            (Wdl::Win, Wdl::Draw) => acc.win_to_draw += 1,
-            (Wdl::Win, Wdl::Loss) => acc.win_to_loss += 1,
-            _ => acc.draw_to_loss += 1,
-        }
+        });
+        tally(acc, before, turn.is_some(), after, seconds);
     }
     out
 }

@@ -10,8 +10,9 @@ pub(crate) const LOSS: u16 = 0x8000;
 /// The distance bits.
 pub(crate) const DIST: u16 = 0x3fff;
 
-/// The game-theoretic result for the player to move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The game-theoretic result for the player to move (`"win"`, `"draw"`, `"loss"` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Wdl {
     /// The player to move loses with best play.
     Loss,

@@ -48,6 +48,7 @@ mod entry;
 mod error;
 mod file;
 mod index;
+mod judged;
 mod perfect;
 mod placement;
 mod solve;
@@ -62,6 +63,7 @@ pub use check::{Mismatch, SectorCheck};
 pub use entry::{Probe, Wdl};
 pub use error::TablebaseError;
 pub use index::Indexer;
+pub use judged::{JudgedError, JudgedHeader, JudgedPosition, JudgedSet, legal_turns, measure_judged};
 pub use perfect::{PerfectPlayer, Pick};
 pub use placement::{Placement, PlacementStats};
 

@@ -624,3 +624,153 @@ fn opening_classes_cover_every_position_once() {
     assert_eq!(classes.iter().map(Vec::len).collect::<Vec<_>>(), [1, 4, 46, 428]);
     assert_eq!(classes[3].iter().map(crate::Symmetry::class_size).sum::<usize>(), 6_072);
 }
+
+/// Live positions of every phase the small tables can value: placement shapes and uniform
+/// moving-phase positions.
+fn judged_sample(tb: &Tablebase, seed: u64) -> Vec<Game> {
+    let rules = Rules::standard();
+    let mut rng = Rng::seed_from_u64(seed);
+    let mut games: Vec<Game> = (0..16u64)
+        .map(|i| {
+            let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
+            Game::from_position(rules, placement_position(&mut rng, on_board, in_hand, i % 2 == 1))
+        })
+        .collect();
+    games.extend((0..40).map(|_| Game::from_position(rules, tb.random_position(&mut rng))));
+    games.retain(|g| !g.outcome().is_terminal());
+    games
+}
+
+#[test]
+fn judged_positions_hold_the_tables_values_and_judge_as_the_tables_do() {
+    let (_, tb) = small();
+    let rules = Rules::standard();
+    let games = judged_sample(tb, 29);
+    let judged: Vec<JudgedPosition> =
+        games.iter().map(|g| JudgedPosition::judge(tb, "test", g.position()).expect("judged")).collect();
+    let mut removals = 0;
+    for (j, g) in judged.iter().zip(&games) {
+        let pos = g.position();
+        assert_eq!(j.value, tb.value(pos).expect("value"), "{pos}");
+        let back = j.validate(&rules).expect("valid");
+        assert_eq!(back.board_key(), pos.board_key());
+        assert_eq!(
+            (back.current_player(), back.in_hand(Color::White), back.in_hand(Color::Black)),
+            (pos.current_player(), pos.in_hand(Color::White), pos.in_hand(Color::Black))
+        );
+        // Each turn's value is the reference search's value after it.
+        for (turn, after) in legal_turns(pos, &rules) {
+            let v = if after.current_player() == pos.current_player() {
+                reference_value(tb, &after)
+            } else {
+                -reference_value(tb, &after)
+            };
+            let want = [Wdl::Loss, Wdl::Draw, Wdl::Win][(v + 1) as usize];
+            assert_eq!(j.value_of(&turn), Some(want), "{pos} turn {turn}");
+            removals += usize::from(turn.contains(" x"));
+        }
+    }
+    assert!(removals > 0, "no turn closed a mill in the sample");
+    // Through a file and back.
+    let set = JudgedSet::new("standard", "test", judged.clone()).expect("set");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("judged.jsonl");
+    std::fs::write(&path, set.to_jsonl()).expect("write");
+    assert_eq!(JudgedSet::load(&path).expect("load"), set);
+    // Judged from the stored values, an agent's turns count as they do against the tables.
+    let with_tables = measure(tb, &games, &mut FirstAction);
+    let stored = measure_judged(&set.positions, &rules, &mut FirstAction);
+    for ((name, a), (_, b)) in with_tables.phases().into_iter().zip(stored.phases()) {
+        assert_eq!(
+            (a.positions, a.kept, a.win_to_draw, a.win_to_loss, a.draw_to_loss, a.by_value, a.kept_by_value),
+            (b.positions, b.kept, b.win_to_draw, b.win_to_loss, b.draw_to_loss, b.by_value, b.kept_by_value),
+            "{name}"
+        );
+    }
+    assert!(stored.placing.positions > 0 && stored.moving.positions > 0, "{stored:?}");
+}
+
+#[test]
+fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
+    let (_, tb) = small();
+    let games = judged_sample(tb, 31);
+    let judged: Vec<JudgedPosition> = games
+        .iter()
+        .take(3)
+        .map(|g| JudgedPosition::judge(tb, "test", g.position()).expect("judged"))
+        .collect();
+    let good = JudgedSet::new("standard", "test", judged).expect("set").to_jsonl();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("judged.jsonl");
+    let load = |text: &str| {
+        std::fs::write(&path, text).expect("write");
+        JudgedSet::load(&path)
+    };
+    let lines: Vec<&str> = good.lines().collect();
+    let with_line = |k: usize, new: String| {
+        let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        l[k] = new;
+        l.join("\n")
+    };
+    let edit = |k: usize, f: &dyn Fn(&mut JudgedPosition)| {
+        let mut p: JudgedPosition = serde_json::from_str(lines[k]).expect("position");
+        f(&mut p);
+        with_line(k, serde_json::to_string(&p).expect("json"))
+    };
+    assert!(load(&good).is_ok());
+    // A turn dropped, a turn that is not legal, a turn listed twice, a wrong value.
+    let all = |p: &JudgedPosition| p.win.len() + p.draw.len() + p.loss.len();
+    let dropped = edit(2, &|p| {
+        if !p.draw.is_empty() {
+            p.draw.pop();
+        } else if !p.loss.is_empty() {
+            p.loss.pop();
+        } else {
+            p.win.pop();
+        }
+    });
+    assert!(all(&serde_json::from_str(lines[2]).expect("position")) > 1);
+    let e = load(&dropped).expect_err("a turn dropped");
+    assert!(matches!(&e, JudgedError::Position { line: 3, reason, .. } if reason.contains("missing")), "{e}");
+    let e = load(&edit(1, &|p| p.loss.push("xa1 xa1".into()))).expect_err("not legal");
+    assert!(
+        matches!(&e, JudgedError::Position { line: 2, reason, .. } if reason.contains("not legal [xa1 xa1]")),
+        "{e}"
+    );
+    let e = load(&edit(1, &|p| {
+        let t = p.win.iter().chain(&p.draw).chain(&p.loss).next().cloned().expect("a turn");
+        p.loss.push(t);
+    }))
+    .expect_err("twice");
+    assert!(matches!(&e, JudgedError::Position { line: 2, reason, .. } if reason.contains("twice")), "{e}");
+    let e = load(&edit(3, &|p| p.value = if p.value == Wdl::Loss { Wdl::Win } else { Wdl::Loss }))
+        .expect_err("wrong value");
+    assert!(
+        matches!(&e, JudgedError::Position { line: 4, reason, .. } if reason.contains("best turn")),
+        "{e}"
+    );
+    // A point that does not exist, or is both sides'.
+    let e = load(&edit(1, &|p| p.white = "a7 z9".into())).expect_err("bad point");
+    assert!(matches!(&e, JudgedError::Position { line: 2, reason, .. } if reason.contains("z9")), "{e}");
+    // The header: another format, another version, unknown rules; no header; no positions.
+    let header = |f: &dyn Fn(&mut JudgedHeader)| {
+        let mut h: JudgedHeader = serde_json::from_str(lines[0]).expect("header");
+        f(&mut h);
+        with_line(0, serde_json::to_string(&h).expect("json"))
+    };
+    for bad in [
+        header(&|h| h.format = "something-else".into()),
+        header(&|h| h.version = 2),
+        header(&|h| h.rules = "twelve".into()),
+        String::new(),
+        lines[0].to_string(),
+    ] {
+        let e = load(&bad).expect_err("bad header");
+        assert!(matches!(e, JudgedError::Header { .. }), "{e}");
+    }
+    // Not JSON, and a missing file.
+    let e = load(&with_line(2, "{not json".into())).expect_err("not json");
+    assert!(matches!(e, JudgedError::Json { line: 3, .. }), "{e}");
+    let e = JudgedSet::load(&dir.path().join("missing.jsonl")).expect_err("missing");
+    assert!(matches!(e, JudgedError::Io { .. }), "{e}");
+}
