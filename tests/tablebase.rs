@@ -273,7 +273,7 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     let o = eval(&["strength", "random", "--positions", set_s, "--opponent", "random"]);
     assert!(!o.status.success() && text(&o).1.contains("--pairs 0"), "{}", text(&o).1);
     let o = eval(&["positions", "--tb", d, "--uniform", "0", "--out", set_s]);
-    assert!(!o.status.success() && text(&o).1.contains("no positions to judge"), "{}", text(&o).1);
+    assert!(!o.status.success() && text(&o).1.contains("no positions to measure"), "{}", text(&o).1);
 }
 
 #[test]

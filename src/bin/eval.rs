@@ -61,6 +61,91 @@ struct MatchArgs {
     opening_tb: Option<PathBuf>,
 }
 
+/// Where the positions of `accuracy` and `positions` come from.
+#[derive(clap::Args, Clone)]
+struct PositionArgs {
+    /// Tablebase directory (`morris tablebase build --out DIR`).
+    #[arg(long)]
+    tb: PathBuf,
+    /// Positions drawn uniformly from the tables (no pieces in hand).
+    #[arg(long, default_value_t = 1000)]
+    uniform: u32,
+    /// Positions drawn uniformly from the placement phase, valued by the placement solver
+    /// (default 200 when the tables cover the placement phase, every sector up to 9v9; else 0).
+    #[arg(long)]
+    placement: Option<u32>,
+    /// Game records (`eval match --out FILE`) to take positions from, repeatable.
+    #[arg(long = "games", value_name = "FILE.jsonl")]
+    games: Vec<PathBuf>,
+    /// Positions sampled from the records.
+    #[arg(long, default_value_t = 1000)]
+    from_games: u32,
+    /// Seed of the samples (and of the agent).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Rules preset.
+    #[arg(long, value_enum, default_value = "standard")]
+    rules: Preset,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// The positions `PositionArgs` asks for.
+struct Sampled {
+    /// The tables, opened and checked against the rules.
+    table: std::sync::Arc<morris_env::tablebase::Tablebase>,
+    /// The positions of each source: `uniform`, `placement`, `games`.
+    sources: [(&'static str, Vec<morris_env::Game>); 3],
+}
+
+/// Opens the tables and draws the positions of each source, with the checks both commands
+/// share: sample sizes, rules, and placement positions only from complete tables.
+fn sample_positions(args: &PositionArgs) -> Result<Sampled, EvalError> {
+    use morris_eval::accuracy;
+    let rules = args.rules.rules();
+    if args.uniform > 1_000_000
+        || args.from_games > 1_000_000
+        || args.placement.is_some_and(|n| n > 1_000_000)
+    {
+        return Err(EvalError::Usage("--uniform, --placement and --from-games are at most 1,000,000".into()));
+    }
+    let table = morris_env::tablebase::Tablebase::open_shared(&args.tb)
+        .map_err(|e| EvalError::Usage(e.to_string()))?;
+    table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+    let placement = match args.placement {
+        Some(n) if n > 0 && !table.covers_placement() => {
+            return Err(EvalError::Usage(format!(
+                "--placement needs tables for the whole placement phase (every sector up to 9v9); {} holds {}: build them with `morris tablebase build --max-pieces 9 --out {}`",
+                args.tb.display(),
+                table.sector_names().join(" "),
+                args.tb.display()
+            )));
+        }
+        Some(n) => n,
+        None if table.covers_placement() => 200,
+        None => 0,
+    };
+    let mut records = Vec::new();
+    for path in &args.games {
+        records.extend(read_records(path)?);
+    }
+    let sources = [
+        ("uniform", accuracy::uniform_positions(&table, args.uniform, args.seed, rules)),
+        ("placement", accuracy::uniform_placement_positions(placement, args.seed, rules)),
+        ("games", accuracy::positions_from_records(&table, &records, args.from_games, args.seed, rules)?),
+    ];
+    if sources.iter().all(|(_, p)| p.is_empty()) {
+        return Err(EvalError::Usage(
+            "no positions to measure: give --uniform N, --placement N, or --games FILE with games that reach the tables".into(),
+        ));
+    }
+    if sources[2].1.is_empty() && !records.is_empty() {
+        eprintln!("note: no position of the {} games is inside the tables", records.len());
+    }
+    Ok(Sampled { table, sources })
+}
+
 /// `--opening-value`.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum OpeningKind {
@@ -121,32 +206,8 @@ enum Command {
     Accuracy {
         /// The agent spec.
         agent: String,
-        /// Tablebase directory (`morris tablebase build --out DIR`).
-        #[arg(long)]
-        tb: PathBuf,
-        /// Positions drawn uniformly from the tables (no pieces in hand).
-        #[arg(long, default_value_t = 1000)]
-        uniform: u32,
-        /// Positions drawn uniformly from the placement phase, valued by the placement solver
-        /// (default 200 when the tables cover the placement phase, every sector up to 9v9;
-        /// else 0).
-        #[arg(long)]
-        placement: Option<u32>,
-        /// Game records (`eval match --out FILE`) to take positions from, repeatable.
-        #[arg(long = "games", value_name = "FILE.jsonl")]
-        games: Vec<PathBuf>,
-        /// Positions sampled from the records.
-        #[arg(long, default_value_t = 1000)]
-        from_games: u32,
-        /// Seed of the samples and of the agent.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Rules preset.
-        #[arg(long, value_enum, default_value = "standard")]
-        rules: Preset,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
+        #[command(flatten)]
+        from: PositionArgs,
         /// Also write the report as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -154,31 +215,8 @@ enum Command {
     /// Judge positions with the tables and keep them as data: every legal turn of each position
     /// with its exact value, in a JSON Lines file that `eval strength` reads without tables.
     Positions {
-        /// Tablebase directory (`morris tablebase build --out DIR`).
-        #[arg(long)]
-        tb: PathBuf,
-        /// Positions drawn uniformly from the tables (no pieces in hand).
-        #[arg(long, default_value_t = 1000)]
-        uniform: u32,
-        /// Positions drawn uniformly from the placement phase (default 200 when the tables cover
-        /// the placement phase, every sector up to 9v9; else 0).
-        #[arg(long)]
-        placement: Option<u32>,
-        /// Game records (`eval match --out FILE`) to take positions from, repeatable.
-        #[arg(long = "games", value_name = "FILE.jsonl")]
-        games: Vec<PathBuf>,
-        /// Positions sampled from the records.
-        #[arg(long, default_value_t = 1000)]
-        from_games: u32,
-        /// Seed of the samples.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Rules preset.
-        #[arg(long, value_enum, default_value = "standard")]
-        rules: Preset,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
+        #[command(flatten)]
+        from: PositionArgs,
         /// The file to write (JSON Lines: a header, then one position per line).
         #[arg(long)]
         out: PathBuf,
@@ -430,69 +468,21 @@ fn run(command: Command) -> Result<(), EvalError> {
             println!("games appended to {}", out.display());
             Ok(())
         }
-        Command::Accuracy {
-            agent,
-            tb,
-            uniform,
-            placement,
-            games,
-            from_games,
-            seed,
-            rules,
-            threads,
-            json,
-        } => {
+        Command::Accuracy { agent, from, json } => {
             use morris_eval::accuracy::{self, AccuracyReport, AccuracyRow};
             let spec = AgentSpec::parse(&agent)?;
-            let rules = rules.rules();
-            if uniform > 1_000_000 || from_games > 1_000_000 || placement.is_some_and(|n| n > 1_000_000) {
-                return Err(EvalError::Usage(
-                    "--uniform, --placement and --from-games are at most 1,000,000".into(),
-                ));
-            }
-            let table = morris_env::tablebase::Tablebase::open_shared(&tb)
-                .map_err(|e| EvalError::Usage(e.to_string()))?;
-            table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
-            let placement = match placement {
-                Some(n) if n > 0 && !table.covers_placement() => {
-                    return Err(EvalError::Usage(format!(
-                        "--placement needs tables for the whole placement phase (every sector up to 9v9); {} holds {}: build them with `morris tablebase build --max-pieces 9 --out {}`",
-                        tb.display(),
-                        table.sector_names().join(" "),
-                        tb.display()
-                    )));
-                }
-                Some(n) => n,
-                None if table.covers_placement() => 200,
-                None => 0,
-            };
-            spec.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
-            let mut records = Vec::new();
-            for path in &games {
-                records.extend(read_records(path)?);
-            }
-            let pool = thread_pool(threads)?;
+            let Sampled { table, sources } = sample_positions(&from)?;
+            spec.check_rules(&from.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
+            let pool = thread_pool(from.threads)?;
             let mut rows = Vec::new();
-            let sources = [
-                ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
-                ("placement", accuracy::uniform_placement_positions(placement, seed, rules)),
-                ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
-            ];
-            if sources.iter().all(|(_, p)| p.is_empty()) {
-                return Err(EvalError::Usage(
-                    "no positions to measure: give --uniform N, or --games FILE with games that reach the tables".into(),
-                ));
-            }
             for (source, positions) in sources {
-                if positions.is_empty() {
-                    if source == "games" && !records.is_empty() {
-                        eprintln!("note: no position of the {} games is inside the tables", records.len());
-                    }
-                    continue;
+                if !positions.is_empty() {
+                    let acc =
+                        pool.install(|| accuracy::measure_spec(&spec, &table, &positions, from.seed))?;
+                    rows.push(AccuracyRow::new(source, acc));
                 }
-                let acc = pool.install(|| accuracy::measure_spec(&spec, &table, &positions, seed))?;
-                rows.push(AccuracyRow::new(source, acc));
             }
+            let tb = &from.tb;
             let report = AccuracyReport {
                 agent: spec.name(),
                 tablebase: format!("{} ({})", tb.display(), table.sector_names().join(" ")),
@@ -504,49 +494,18 @@ fn run(command: Command) -> Result<(), EvalError> {
             }
             Ok(())
         }
-        Command::Positions { tb, uniform, placement, games, from_games, seed, rules, threads, out } => {
-            use morris_eval::accuracy;
-            let preset = rules;
-            let rules = preset.rules();
-            if uniform > 1_000_000 || from_games > 1_000_000 || placement.is_some_and(|n| n > 1_000_000) {
-                return Err(EvalError::Usage(
-                    "--uniform, --placement and --from-games are at most 1,000,000".into(),
-                ));
-            }
-            let table = morris_env::tablebase::Tablebase::open_shared(&tb)
-                .map_err(|e| EvalError::Usage(e.to_string()))?;
-            table.check_rules(&rules).map_err(|e| EvalError::Usage(e.to_string()))?;
-            let placement = match placement {
-                Some(n) if n > 0 && !table.covers_placement() => {
-                    return Err(EvalError::Usage(format!(
-                        "--placement needs tables for the whole placement phase (every sector up to 9v9); {} holds {}",
-                        tb.display(),
-                        table.sector_names().join(" ")
-                    )));
-                }
-                Some(n) => n,
-                None if table.covers_placement() => 200,
-                None => 0,
-            };
-            let mut records = Vec::new();
-            for path in &games {
-                records.extend(read_records(path)?);
-            }
-            let pool = thread_pool(threads)?;
-            let sources = [
-                ("uniform", accuracy::uniform_positions(&table, uniform, seed, rules)),
-                ("placement", accuracy::uniform_placement_positions(placement, seed, rules)),
-                ("games", accuracy::positions_from_records(&table, &records, from_games, seed, rules)?),
-            ];
+        Command::Positions { from, out } => {
+            let Sampled { table, sources } = sample_positions(&from)?;
+            let pool = thread_pool(from.threads)?;
             let started = std::time::Instant::now();
-            let judged = pool.install(|| accuracy::judge_positions(&table, &sources))?;
+            let judged = pool.install(|| morris_eval::accuracy::judge_positions(&table, &sources))?;
             if judged.is_empty() {
                 return Err(EvalError::Usage(
                     "no positions to judge: give --uniform N, --placement N or --games FILE".into(),
                 ));
             }
             let made_by = std::env::args().collect::<Vec<_>>().join(" ");
-            let set = morris_env::tablebase::JudgedSet::new(preset.name(), &made_by, judged)
+            let set = morris_env::tablebase::JudgedSet::new(from.rules.name(), &made_by, judged)
                 .map_err(EvalError::Usage)?;
             write_atomic(&out, set.to_jsonl().as_bytes())?;
             for source in set.sources() {

@@ -478,14 +478,7 @@ impl Agent for FirstAction {
 fn accuracy_is_counted_by_phase_against_the_reference_values() {
     let (dir, tb) = small();
     let rules = Rules::standard();
-    let mut rng = Rng::seed_from_u64(23);
-    let mut games: Vec<Game> = (0..16u64)
-        .map(|i| {
-            let (on_board, in_hand) = SHAPES[i as usize % SHAPES.len()];
-            Game::from_position(rules, placement_position(&mut rng, on_board, in_hand, i % 2 == 1))
-        })
-        .collect();
-    games.extend((0..40).map(|_| Game::from_position(rules, tb.random_position(&mut rng))));
+    let games = sample_games(tb, 23);
     // What the first legal action does, turn by turn, judged by the plain reference search.
     let mut expected = PhaseAccuracy::default();
     for game in &games {
@@ -627,7 +620,7 @@ fn opening_classes_cover_every_position_once() {
 
 /// Live positions of every phase the small tables can value: placement shapes and uniform
 /// moving-phase positions.
-fn judged_sample(tb: &Tablebase, seed: u64) -> Vec<Game> {
+fn sample_games(tb: &Tablebase, seed: u64) -> Vec<Game> {
     let rules = Rules::standard();
     let mut rng = Rng::seed_from_u64(seed);
     let mut games: Vec<Game> = (0..16u64)
@@ -645,7 +638,7 @@ fn judged_sample(tb: &Tablebase, seed: u64) -> Vec<Game> {
 fn judged_positions_hold_the_tables_values_and_judge_as_the_tables_do() {
     let (_, tb) = small();
     let rules = Rules::standard();
-    let games = judged_sample(tb, 29);
+    let games = sample_games(tb, 29);
     let judged: Vec<JudgedPosition> =
         games.iter().map(|g| JudgedPosition::judge(tb, "test", g.position()).expect("judged")).collect();
     let mut removals = 0;
@@ -693,7 +686,7 @@ fn judged_positions_hold_the_tables_values_and_judge_as_the_tables_do() {
 #[test]
 fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
     let (_, tb) = small();
-    let games = judged_sample(tb, 31);
+    let games = sample_games(tb, 31);
     let judged: Vec<JudgedPosition> = games
         .iter()
         .take(3)
