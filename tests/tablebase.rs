@@ -249,6 +249,7 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     ]);
     let (out, err) = text(&o);
     assert!(o.status.success() && out.contains("random vs minimax:depth=1"), "{out}{err}");
+    assert!(out.contains("random's losses: ") && out.contains("/4 = "), "{out}");
     let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     let kept = report["accuracy"]["rows"][0]["accuracy"]["kept"].as_u64().unwrap();
     assert!(kept < 60, "random moves keep every value? {out}");
@@ -423,4 +424,16 @@ fn the_perfect_player_plays_over_uci_and_in_the_arena_and_keeps_every_value() {
     );
     let o = eval(&["match", "random", "minimax:depth=1", "--pairs", "1", "--opening-value", "draw"]);
     assert!(!o.status.success() && text(&o).1.contains("--opening-tb"), "{}", text(&o).1);
+}
+
+#[test]
+fn the_judged_positions_kept_in_the_repo_follow_the_rules() {
+    // The set `eval strength` reads by default: each position's stored turns must still be
+    // exactly its legal turns under the rules, and its value the best of theirs.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/judged-positions.jsonl");
+    let set = morris_env::tablebase::JudgedSet::load(&path).expect("the stored set loads");
+    assert_eq!(set.header.rules, "standard");
+    assert_eq!(set.sources(), ["uniform", "placement", "games"]);
+    let count = |s: &str| set.positions.iter().filter(|p| p.source == s).count();
+    assert_eq!((count("uniform"), count("placement"), count("games")), (1000, 500, 500));
 }

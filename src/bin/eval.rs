@@ -228,8 +228,9 @@ enum Command {
     Strength {
         /// The agent spec (give it the same time per move as the opponent for an equal-time match).
         agent: String,
-        /// The judged positions (`eval positions --out FILE`; the repo keeps one in data/).
-        #[arg(long)]
+        /// The judged positions (`eval positions --out FILE`): by default the set kept in the
+        /// repo (docs/strength.md#the-strength-harness).
+        #[arg(long, default_value = "data/judged-positions.jsonl")]
         positions: PathBuf,
         /// The opponent of the match.
         #[arg(long, default_value = "minimax:time=20ms")]
@@ -504,7 +505,11 @@ fn run(command: Command) -> Result<(), EvalError> {
                     "no positions to judge: give --uniform N, --placement N or --games FILE".into(),
                 ));
             }
-            let made_by = std::env::args().collect::<Vec<_>>().join(" ");
+            // The command as a user types it, whatever the binary's path.
+            let made_by = std::iter::once("eval".to_string())
+                .chain(std::env::args().skip(1))
+                .collect::<Vec<_>>()
+                .join(" ");
             let set = morris_env::tablebase::JudgedSet::new(from.rules.name(), &made_by, judged)
                 .map_err(EvalError::Usage)?;
             write_atomic(&out, set.to_jsonl().as_bytes())?;
@@ -561,6 +566,16 @@ fn run(command: Command) -> Result<(), EvalError> {
                 let games = pool.install(|| run_match(&a, &b, &args, &sink))?;
                 let report = MatchReport::from_games(&a.name(), &b.name(), &games);
                 println!("{}", report.to_text());
+                let played = u64::from(report.wins + report.draws + report.losses);
+                let (rate, low, high) = morris_env::tablebase::wilson(u64::from(report.losses), played);
+                println!(
+                    "  {}'s losses: {}/{played} = {:.1}% [{:.1}%, {:.1}%] (95%, Wilson over games)",
+                    a.name(),
+                    report.losses,
+                    100.0 * rate,
+                    100.0 * low,
+                    100.0 * high
+                );
                 println!("games appended to {}", out.display());
                 Some(report)
             } else {
