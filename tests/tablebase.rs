@@ -284,6 +284,8 @@ fn a_training_run_uses_the_tables_and_logs_the_accuracy() {
     let run_dir = scratch.path().join("run");
     let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/tiny.toml");
     let tb_dir = format!("tablebase.dir=\"{d}\"");
+    let set = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/judged-positions.jsonl");
+    let judged = format!("eval.judged=\"{}\"", set.display());
     let o = Command::new(env!("CARGO_BIN_EXE_train"))
         .args(["--config", tiny.to_str().unwrap(), "--run-dir", run_dir.to_str().unwrap(), "--quiet"])
         .args(["--set", "schedule.total_steps=40", "--set", "schedule.eval_every=40"])
@@ -294,12 +296,21 @@ fn a_training_run_uses_the_tables_and_logs_the_accuracy() {
             "tablebase.adjudicate=true",
             "--set",
             "tablebase.accuracy_positions=50",
+            "--set",
+            &judged,
+            "--set",
+            "eval.judged_positions=30",
         ])
         .output()
         .expect("train");
     assert!(o.status.success(), "{}", text(&o).1);
     let metrics = fs::read_to_string(run_dir.join("metrics.jsonl")).unwrap();
     assert!(metrics.contains("\"eval/tb_accuracy\""), "no accuracy in the metrics");
+    // The judged positions kept in the repo, judged without the tables.
+    assert!(
+        metrics.contains("\"eval/judged_kept\"") && metrics.contains("\"eval/judged_kept_placing\""),
+        "{metrics}"
+    );
     assert!(metrics.contains("\"selfplay/tablebase_adjudicated\""), "no adjudication figure");
     // A missing directory is named before the run directory is made.
     let other = scratch.path().join("other");
@@ -311,6 +322,18 @@ fn a_training_run_uses_the_tables_and_logs_the_accuracy() {
     let err = text(&o).1;
     assert!(
         !o.status.success() && err.contains("tablebase.dir") && err.contains("/nonexistent/tables"),
+        "{err}"
+    );
+    assert!(!other.exists(), "nothing is written for a bad config");
+    // So is a judged-position file that does not load.
+    let o = Command::new(env!("CARGO_BIN_EXE_train"))
+        .args(["--config", tiny.to_str().unwrap(), "--run-dir", other.to_str().unwrap(), "--quiet"])
+        .args(["--set", "eval.judged=\"/nonexistent/judged.jsonl\""])
+        .output()
+        .expect("train");
+    let err = text(&o).1;
+    assert!(
+        !o.status.success() && err.contains("eval.judged") && err.contains("/nonexistent/judged.jsonl"),
         "{err}"
     );
     assert!(!other.exists(), "nothing is written for a bad config");

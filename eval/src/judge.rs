@@ -3,13 +3,13 @@
 //! `train` binary builds a [`LadderJudge`] from the run's config and hands it to the run.
 
 use burn::prelude::Device;
-use morris_env::tablebase::SharedTablebase;
+use morris_env::tablebase::{JudgedSet, SharedTablebase};
 use morris_env::{Game, Rng, Rules};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
 use morris_train::{ConfigError, Judge, Judgement, OpponentResult, TrainConfig};
 
-use crate::accuracy::{measure_spec, uniform_placement_positions, uniform_positions};
+use crate::accuracy::{measure_judged_spec, measure_spec, uniform_placement_positions, uniform_positions};
 use crate::agents::{AgentSpec, LoadedModel};
 use crate::arena::{MatchConfig, play_match};
 use crate::elo::{FixedOpponent, rate_against};
@@ -30,6 +30,8 @@ pub struct LadderJudge {
     ladder: Ladder,
     /// The tables and the positions of the accuracy figure, when `[tablebase]` asks for it.
     tablebase: Option<(SharedTablebase, Vec<Game>)>,
+    /// The judged positions of `eval.judged`, when set.
+    judged: Option<JudgedSet>,
 }
 
 impl LadderJudge {
@@ -73,6 +75,7 @@ impl LadderJudge {
             rules,
             ladder: Ladder::calibrated(),
             tablebase,
+            judged: config.open_judged()?,
         })
     }
 
@@ -122,15 +125,26 @@ impl Judge for LadderJudge {
                 losses: report.losses,
             });
         }
-        // Accuracy against the tables, of the network's own search (without the tables).
+        // Accuracy against perfect play of the network's own search (without the tables): by
+        // the tables, and by the stored values of the judged positions.
+        let alone = AgentSpec::Az {
+            model: LoadedModel::from_network(NETWORK, model.clone(), device.clone()),
+            search: MctsConfig { tablebase: None, ..self.search.clone() },
+            budget: morris_train::agents::PlayBudget::default(),
+        };
         let tablebase = match &self.tablebase {
             Some((tb, positions)) => {
-                let alone = AgentSpec::Az {
-                    model: LoadedModel::from_network(NETWORK, model.clone(), device.clone()),
-                    search: MctsConfig { tablebase: None, ..self.search.clone() },
-                    budget: morris_train::agents::PlayBudget::default(),
-                };
                 Some(measure_spec(&alone, tb, positions, seed).map_err(|e| e.to_string())?)
+            }
+            None => None,
+        };
+        let judged = match &self.judged {
+            Some(set) => {
+                let mut by_phase = morris_env::tablebase::PhaseAccuracy::default();
+                for row in measure_judged_spec(&alone, set, seed).map_err(|e| e.to_string())? {
+                    by_phase.add(&row.by_phase);
+                }
+                Some(by_phase)
             }
             None => None,
         };
@@ -140,6 +154,7 @@ impl Judge for LadderJudge {
             ms_per_move: ms,
             simulations: self.search.num_simulations,
             tablebase,
+            judged,
         })
     }
 }
@@ -203,6 +218,59 @@ mod tests {
         config.tablebase.dir = Some(dir.path().join("missing"));
         let e = LadderJudge::from_config(&config).err().unwrap();
         assert_eq!(e.key(), Some("tablebase.dir"));
+    }
+
+    #[test]
+    fn the_judgement_judges_the_network_on_stored_positions() {
+        use morris_env::tablebase::{JudgedPosition, Tablebase};
+        let dir = tempfile::tempdir().unwrap();
+        morris_env::tablebase::build(dir.path(), 3, &Rules::standard(), &|_| {}).unwrap();
+        let tb = Tablebase::open(dir.path()).unwrap();
+        let mut rng = Rng::seed_from_u64(3);
+        let positions: Vec<JudgedPosition> = (0..40)
+            .map(|_| tb.random_position(&mut rng))
+            .filter(|p| !p.outcome(&Rules::standard()).is_terminal())
+            .map(|p| JudgedPosition::judge(&tb, "uniform", &p).unwrap())
+            .collect();
+        let path = dir.path().join("judged.jsonl");
+        let set = JudgedSet::new("standard", "test", positions).unwrap();
+        std::fs::write(&path, set.to_jsonl()).unwrap();
+        let mut config = TrainConfig::default();
+        config.eval.opponents = vec!["random".into()];
+        config.eval.pairs = 1;
+        config.eval.simulations = 4;
+        config.eval.judged = Some(path.clone());
+        config.eval.judged_positions = 10;
+        let judge = LadderJudge::from_config(&config).unwrap();
+        let device = Device::flex();
+        let model = NetConfig { width: 8, blocks: 1, ..NetConfig::default() }.init(&device);
+        let j = judge.judge(&model, &device, 7).unwrap();
+        let a = j.judged.clone().expect("a judged figure").total();
+        assert_eq!(a.positions, 10);
+        assert_eq!(a.kept + a.win_to_draw + a.win_to_loss + a.draw_to_loss + a.no_move, 10);
+        assert!(j.tablebase.is_none());
+        let tags: Vec<String> = j.scalars().into_iter().map(|(k, _)| k).collect();
+        for tag in [
+            "eval/judged_kept",
+            "eval/judged_kept_low95",
+            "eval/judged_kept_flying",
+            "eval/judged_win_to_draw",
+        ] {
+            assert!(tags.contains(&tag.to_string()), "{tag} missing from {tags:?}");
+        }
+        assert!(j.summary().contains("judged "), "{}", j.summary());
+        // All of them with 0; a missing file, or a set under other rules, names the key.
+        config.eval.judged_positions = 0;
+        assert_eq!(config.open_judged().unwrap().unwrap().positions.len(), set.positions.len());
+        config.rules.preset = "openspiel".into();
+        let e = LadderJudge::from_config(&config).err().unwrap();
+        assert_eq!(e.key(), Some("eval.judged"));
+        assert!(e.to_string().contains("'standard' rules"), "{e}");
+        config.rules.preset = "standard".into();
+        config.eval.judged = Some(dir.path().join("missing.jsonl"));
+        let e = LadderJudge::from_config(&config).err().unwrap();
+        assert_eq!(e.key(), Some("eval.judged"));
+        assert!(e.to_string().contains("missing.jsonl"), "{e}");
     }
 
     #[test]

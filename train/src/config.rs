@@ -237,11 +237,24 @@ pub struct EvalConfig {
     pub pairs: u32,
     /// Simulations per move of the evaluated network.
     pub simulations: u32,
+    /// Judged positions (`eval positions`; the repo keeps `data/judged-positions.jsonl`) on
+    /// which each evaluation judges the network's own search against perfect play, without
+    /// tables (`eval/judged_kept`, by phase); unset: no such figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judged: Option<PathBuf>,
+    /// How many of those positions each evaluation uses, evenly spaced through the file (0: all).
+    pub judged_positions: u32,
 }
 
 impl Default for EvalConfig {
     fn default() -> EvalConfig {
-        EvalConfig { opponents: vec!["minimax:depth=2".into()], pairs: 10, simulations: 200 }
+        EvalConfig {
+            opponents: vec!["minimax:depth=2".into()],
+            pairs: 10,
+            simulations: 200,
+            judged: None,
+            judged_positions: 500,
+        }
     }
 }
 
@@ -373,6 +386,33 @@ impl TrainConfig {
         Ok(Some(tb))
     }
 
+    /// The judged positions of `eval.judged`, checked against the run's rules, `eval.judged_positions`
+    /// of them evenly spaced (all when 0); `None` when unset.
+    ///
+    /// # Errors
+    /// A [`ConfigError::Value`] for `eval.judged`: a file that does not load (naming the line
+    /// that fails) or that holds values under other rules.
+    pub fn open_judged(&self) -> Result<Option<morris_env::tablebase::JudgedSet>, ConfigError> {
+        let Some(path) = &self.eval.judged else { return Ok(None) };
+        let mut set = morris_env::tablebase::JudgedSet::load(path)
+            .map_err(|e| ConfigError::value("eval.judged", format!(": {e}")))?;
+        if set.rules != self.game_rules()? {
+            return Err(ConfigError::value(
+                "eval.judged",
+                format!(
+                    ": {} holds values under the '{}' rules, not the run's",
+                    path.display(),
+                    set.header.rules
+                ),
+            ));
+        }
+        let (n, len) = (self.eval.judged_positions as usize, set.positions.len());
+        if n > 0 && n < len {
+            set.positions = (0..n).map(|i| set.positions[i * len / n].clone()).collect();
+        }
+        Ok(Some(set))
+    }
+
     /// Checks every value range, naming the first bad key. The evaluation opponents are agent
     /// specs, checked by whoever builds the evaluation (the `train` binary, with `morris-eval`).
     ///
@@ -391,6 +431,7 @@ impl TrainConfig {
             check((low..=high).contains(&value), key, format!("must be in {low}..={high}, got {value}"))
         };
         range(self.run.threads as u64, 0, limits::THREADS, "run.threads")?;
+        range(self.eval.judged_positions.into(), 0, limits::TABLEBASE_POSITIONS, "eval.judged_positions")?;
         let positions = self.tablebase.accuracy_positions.into();
         range(positions, 0, limits::TABLEBASE_POSITIONS, "tablebase.accuracy_positions")?;
         let positions = self.tablebase.placement_positions.into();

@@ -55,6 +55,8 @@ pub struct Judgement {
     /// The network's accuracy against the tables (searching without them), by phase, when
     /// `[tablebase]` asks for it.
     pub tablebase: Option<morris_env::tablebase::PhaseAccuracy>,
+    /// The same judged by the stored values of `eval.judged` (no tables), when set.
+    pub judged: Option<morris_env::tablebase::PhaseAccuracy>,
 }
 
 /// Rates a network during training. Called from a background thread inside a one-thread rayon
@@ -144,25 +146,11 @@ impl Judgement {
             values.push(("eval/elo_low95".into(), e.low95 as f32));
             values.push(("eval/elo_high95".into(), e.high95 as f32));
         }
+        if let Some(by_phase) = &self.judged {
+            push_kept(&mut values, "eval/judged_kept", "eval/judged", by_phase);
+        }
         if let Some(by_phase) = &self.tablebase {
-            let a = &by_phase.total();
-            let (p, lo, hi) = a.kept_fraction();
-            values.push(("eval/tb_accuracy".into(), p as f32));
-            values.push(("eval/tb_accuracy_low95".into(), lo as f32));
-            values.push(("eval/tb_accuracy_high95".into(), hi as f32));
-            let n = a.positions.max(1) as f32;
-            values.push(("eval/tb_win_to_draw".into(), a.win_to_draw as f32 / n));
-            values.push(("eval/tb_win_to_loss".into(), a.win_to_loss as f32 / n));
-            values.push(("eval/tb_draw_to_loss".into(), a.draw_to_loss as f32 / n));
-            // Each phase measured: the value-keeping rate and its interval.
-            for (phase, a) in by_phase.phases() {
-                if a.positions > 0 {
-                    let (p, lo, hi) = a.kept_fraction();
-                    values.push((format!("eval/tb_accuracy_{phase}"), p as f32));
-                    values.push((format!("eval/tb_accuracy_{phase}_low95"), lo as f32));
-                    values.push((format!("eval/tb_accuracy_{phase}_high95"), hi as f32));
-                }
-            }
+            push_kept(&mut values, "eval/tb_accuracy", "eval/tb", by_phase);
         }
         values
     }
@@ -177,6 +165,37 @@ impl Judgement {
         if let Some(a) = &self.tablebase {
             parts.push(format!("TB {:.1}%", 100.0 * a.total().kept_fraction().0));
         }
+        if let Some(a) = &self.judged {
+            parts.push(format!("judged {:.1}%", 100.0 * a.total().kept_fraction().0));
+        }
         parts.join(" ")
+    }
+}
+
+/// Logs the value-keeping rate under `tag` with its interval (`_low95`, `_high95`), the rate of
+/// each error kind (`{errors}_win_to_draw`, ...), and the same rate for each phase measured
+/// (`{tag}_{phase}`).
+fn push_kept(
+    values: &mut Vec<(String, f32)>,
+    tag: &str,
+    errors: &str,
+    by_phase: &morris_env::tablebase::PhaseAccuracy,
+) {
+    let a = &by_phase.total();
+    let (p, lo, hi) = a.kept_fraction();
+    values.push((tag.to_string(), p as f32));
+    values.push((format!("{tag}_low95"), lo as f32));
+    values.push((format!("{tag}_high95"), hi as f32));
+    let n = a.positions.max(1) as f32;
+    values.push((format!("{errors}_win_to_draw"), a.win_to_draw as f32 / n));
+    values.push((format!("{errors}_win_to_loss"), a.win_to_loss as f32 / n));
+    values.push((format!("{errors}_draw_to_loss"), a.draw_to_loss as f32 / n));
+    for (phase, a) in by_phase.phases() {
+        if a.positions > 0 {
+            let (p, lo, hi) = a.kept_fraction();
+            values.push((format!("{tag}_{phase}"), p as f32));
+            values.push((format!("{tag}_{phase}_low95"), lo as f32));
+            values.push((format!("{tag}_{phase}_high95"), hi as f32));
+        }
     }
 }
