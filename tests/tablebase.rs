@@ -273,6 +273,12 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     assert!(!o.status.success() && text(&o).1.contains("--rules standard"), "{}", text(&o).1);
     let o = eval(&["strength", "random", "--positions", set_s, "--opponent", "random"]);
     assert!(!o.status.success() && text(&o).1.contains("--pairs 0"), "{}", text(&o).1);
+    // The perfect player's match needs tables that value its openings (complete ones).
+    let o = eval(&["strength", "random", "--positions", set_s, "--pairs", "1", "--perfect", d]);
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.contains(d), "{err}");
+    let o = eval(&["strength", "random", "--positions", set_s, "--pairs", "0", "--perfect", d]);
+    assert!(!o.status.success() && text(&o).1.contains("--perfect plays --pairs"), "{}", text(&o).1);
     let o = eval(&["positions", "--tb", d, "--uniform", "0", "--out", set_s]);
     assert!(!o.status.success() && text(&o).1.contains("no positions to measure"), "{}", text(&o).1);
 }

@@ -237,10 +237,14 @@ enum Command {
         opponent: String,
         #[command(flatten)]
         args: MatchArgs,
-        /// Append the match's games as JSON lines to this file (created if missing).
+        /// Also play --pairs pairs against the perfect player of these tables (complete ones), from
+        /// openings that are draws with perfect play: an agent that plays perfectly draws them all.
+        #[arg(long, value_name = "DIR")]
+        perfect: Option<PathBuf>,
+        /// Append the matches' games as JSON lines to this file (created if missing).
         #[arg(long, default_value = "strength-games.jsonl")]
         out: PathBuf,
-        /// Also write the report (accuracy rows and match) as JSON.
+        /// Also write the report (accuracy rows and matches) as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
     },
@@ -525,7 +529,7 @@ fn run(command: Command) -> Result<(), EvalError> {
             );
             Ok(())
         }
-        Command::Strength { agent, positions, opponent, args, out, json } => {
+        Command::Strength { agent, positions, opponent, args, perfect, out, json } => {
             use morris_eval::accuracy::{self, AccuracyReport};
             let set = morris_env::tablebase::JudgedSet::load(&positions)
                 .map_err(|e| EvalError::Usage(e.to_string()))?;
@@ -538,7 +542,14 @@ fn run(command: Command) -> Result<(), EvalError> {
                 )));
             }
             let (a, b) = (AgentSpec::parse(&agent)?, AgentSpec::parse(&opponent)?);
-            for spec in [&a, &b] {
+            let perfect = match perfect {
+                Some(dir) => Some((AgentSpec::parse(&format!("perfect:tb={}", dir.display()))?, dir)),
+                None => None,
+            };
+            if perfect.is_some() && args.pairs == 0 {
+                return Err(EvalError::Usage("--perfect plays --pairs pairs: give --pairs 1 or more".into()));
+            }
+            for spec in [&a, &b].into_iter().chain(perfect.as_ref().map(|(p, _)| p)) {
                 spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
                 if let AgentSpec::Az { model, .. } = spec {
                     note_if_unverified(&model.dir);
@@ -564,25 +575,31 @@ fn run(command: Command) -> Result<(), EvalError> {
             let report = if args.pairs > 0 {
                 let sink = RecordSink::open(&out)?;
                 let games = pool.install(|| run_match(&a, &b, &args, &sink))?;
-                let report = MatchReport::from_games(&a.name(), &b.name(), &games);
-                println!("{}", report.to_text());
-                let played = u64::from(report.wins + report.draws + report.losses);
-                let (rate, low, high) = morris_env::tablebase::wilson(u64::from(report.losses), played);
-                println!(
-                    "  {}'s losses: {}/{played} = {:.1}% [{:.1}%, {:.1}%] (95%, Wilson over games)",
-                    a.name(),
-                    report.losses,
-                    100.0 * rate,
-                    100.0 * low,
-                    100.0 * high
-                );
-                println!("games appended to {}", out.display());
-                Some(report)
+                Some(print_with_losses(MatchReport::from_games(&a.name(), &b.name(), &games)))
             } else {
                 None
             };
+            let against_perfect = match &perfect {
+                Some((p, dir)) => {
+                    let drawn = MatchArgs {
+                        opening_value: Some(OpeningKind::Draw),
+                        opening_tb: Some(dir.clone()),
+                        ..args.clone()
+                    };
+                    let sink = RecordSink::open(&out)?;
+                    let games = pool.install(|| run_match(&a, p, &drawn, &sink))?;
+                    Some(print_with_losses(MatchReport::from_games(&a.name(), &p.name(), &games)))
+                }
+                None => None,
+            };
+            if report.is_some() || against_perfect.is_some() {
+                println!("games appended to {}", out.display());
+            }
             if let Some(p) = json {
-                write_json(&p, &serde_json::json!({ "accuracy": accuracy, "match": report }))?;
+                write_json(
+                    &p,
+                    &serde_json::json!({ "accuracy": accuracy, "match": report, "perfect": against_perfect }),
+                )?;
             }
             Ok(())
         }
@@ -689,6 +706,22 @@ fn rate_and_warn(records: &[GameRecord], anchor: &str) -> Result<EloTable, EvalE
         eprintln!("warning: skipped {self_games} game(s) of a player against itself");
     }
     Ok(table)
+}
+
+/// Prints a match report and the first agent's loss rate with its 95% interval; returns the report.
+fn print_with_losses(report: MatchReport) -> MatchReport {
+    println!("{}", report.to_text());
+    let played = u64::from(report.wins + report.draws + report.losses);
+    let (rate, low, high) = morris_env::tablebase::wilson(u64::from(report.losses), played);
+    println!(
+        "  {}'s losses: {}/{played} = {:.1}% [{:.1}%, {:.1}%] (95%, Wilson over games)",
+        report.a,
+        report.losses,
+        100.0 * rate,
+        100.0 * low,
+        100.0 * high
+    );
+    report
 }
 
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, EvalError> {
