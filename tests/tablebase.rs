@@ -233,6 +233,7 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     assert_eq!(row["accuracy"]["kept"], 60, "{out}");
     assert!(report["match"].is_null());
     let games = scratch.path().join("games.jsonl");
+    let games_s = games.to_str().unwrap();
     let o = eval(&[
         "strength",
         "random",
@@ -256,6 +257,10 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     let m = &report["match"];
     let played = ["wins", "draws", "losses"].iter().map(|k| m[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(played, 4, "{out}");
+    let rate = m["loss_rate"].as_f64().unwrap();
+    assert!(
+        m["loss_rate_low95"].as_f64().unwrap() <= rate && rate <= m["loss_rate_high95"].as_f64().unwrap()
+    );
     assert_eq!(fs::read_to_string(&games).unwrap().lines().count(), 4);
     // Bad input: a damaged line, a missing file, other rules, the same agent twice.
     let bad = scratch.path().join("bad.jsonl");
@@ -274,9 +279,11 @@ fn judged_positions_are_written_by_eval_positions_and_judge_agents_in_eval_stren
     let o = eval(&["strength", "random", "--positions", set_s, "--opponent", "random"]);
     assert!(!o.status.success() && text(&o).1.contains("--pairs 0"), "{}", text(&o).1);
     // The perfect player's match needs tables that value its openings (complete ones).
-    let o = eval(&["strength", "random", "--positions", set_s, "--pairs", "1", "--perfect", d]);
+    let o =
+        eval(&["strength", "random", "--positions", set_s, "--pairs", "1", "--perfect", d, "--out", games_s]);
     let err = text(&o).1;
-    assert!(!o.status.success() && err.contains(d), "{err}");
+    assert!(!o.status.success() && err.contains(d) && err.contains("whole placement phase"), "{err}");
+    assert_eq!(fs::read_to_string(&games).unwrap().lines().count(), 4, "no game played before the error");
     let o = eval(&["strength", "random", "--positions", set_s, "--pairs", "0", "--perfect", d]);
     assert!(!o.status.success() && text(&o).1.contains("--perfect plays --pairs"), "{}", text(&o).1);
     let o = eval(&["positions", "--tb", d, "--uniform", "0", "--out", set_s]);

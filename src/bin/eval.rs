@@ -511,7 +511,7 @@ fn run(command: Command) -> Result<(), EvalError> {
             }
             // The command as a user types it, whatever the binary's path.
             let made_by = std::iter::once("eval".to_string())
-                .chain(std::env::args().skip(1))
+                .chain(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()))
                 .collect::<Vec<_>>()
                 .join(" ");
             let set = morris_env::tablebase::JudgedSet::new(from.rules.name(), &made_by, judged)
@@ -542,13 +542,26 @@ fn run(command: Command) -> Result<(), EvalError> {
                 )));
             }
             let (a, b) = (AgentSpec::parse(&agent)?, AgentSpec::parse(&opponent)?);
-            let perfect = match perfect {
-                Some(dir) => Some((AgentSpec::parse(&format!("perfect:tb={}", dir.display()))?, dir)),
-                None => None,
-            };
             if perfect.is_some() && args.pairs == 0 {
                 return Err(EvalError::Usage("--perfect plays --pairs pairs: give --pairs 1 or more".into()));
             }
+            let perfect = match perfect {
+                Some(dir) => {
+                    // Its openings are valued with pieces in hand: the tables must be complete,
+                    // which is checked before any game is played.
+                    let tables = morris_env::tablebase::SharedTablebase::open(&dir)
+                        .map_err(|e| EvalError::Usage(format!("--perfect: {e}")))?;
+                    if !tables.covers_placement() {
+                        return Err(EvalError::Usage(format!(
+                            "--perfect needs tables for the whole placement phase (every sector up to 9v9); {} holds {}",
+                            dir.display(),
+                            tables.sector_names().join(" ")
+                        )));
+                    }
+                    Some((AgentSpec::parse(&format!("perfect:tb={}", dir.display()))?, dir))
+                }
+                None => None,
+            };
             for spec in [&a, &b].into_iter().chain(perfect.as_ref().map(|(p, _)| p)) {
                 spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
                 if let AgentSpec::Az { model, .. } = spec {
@@ -708,8 +721,9 @@ fn rate_and_warn(records: &[GameRecord], anchor: &str) -> Result<EloTable, EvalE
     Ok(table)
 }
 
-/// Prints a match report and the first agent's loss rate with its 95% interval; returns the report.
-fn print_with_losses(report: MatchReport) -> MatchReport {
+/// Prints a match report and the first agent's loss rate with its 95% interval; returns both
+/// as JSON (the report's fields, plus `loss_rate`, `loss_rate_low95` and `loss_rate_high95`).
+fn print_with_losses(report: MatchReport) -> serde_json::Value {
     println!("{}", report.to_text());
     let played = u64::from(report.wins + report.draws + report.losses);
     let (rate, low, high) = morris_env::tablebase::wilson(u64::from(report.losses), played);
@@ -721,7 +735,13 @@ fn print_with_losses(report: MatchReport) -> MatchReport {
         100.0 * low,
         100.0 * high
     );
-    report
+    let mut json = serde_json::to_value(&report).unwrap_or_default();
+    if let Some(map) = json.as_object_mut() {
+        map.insert("loss_rate".into(), rate.into());
+        map.insert("loss_rate_low95".into(), low.into());
+        map.insert("loss_rate_high95".into(), high.into());
+    }
+    json
 }
 
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, EvalError> {

@@ -2,9 +2,11 @@
 //! value, so that an agent's moves can be judged against the solution without the tables.
 //!
 //! A set is a JSON Lines file: a header line ([`JudgedHeader`]), then one [`JudgedPosition`] per
-//! line. Loading checks every position against the rules (the stored turns must be exactly its
-//! legal turns, and its value the best of theirs), so a stale or edited file is an error that
-//! names the line, never a silent mis-judgement.
+//! line. Loading checks every position against the rules (every field present and no unknown
+//! one, the stored turns exactly its legal turns, its value the best of theirs), so a file
+//! written for other rules or cut or mangled by hand is an error that names the line. The values
+//! themselves cannot be checked without the tables: a turn moved from one list to another
+//! below the best one goes unnoticed.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -71,6 +73,7 @@ pub enum JudgedError {
 
 /// The first line of a judged-position file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JudgedHeader {
     /// Always [`JUDGED_FORMAT`].
     pub format: String,
@@ -87,6 +90,7 @@ pub struct JudgedHeader {
 /// A turn is a move and the removals it earns, in notation separated by spaces (`d2`, `a1-a4`,
 /// `a1-a4 xg7`; a position with a removal pending has turns `xg7`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct JudgedPosition {
     /// Where it came from: `uniform` (drawn from the tables), `placement` (drawn from the
     /// placement phase) or `games` (taken from game records).
@@ -100,10 +104,8 @@ pub struct JudgedPosition {
     /// The player to move.
     pub to_move: Color,
     /// Whether the player to move is removing a piece (a mill was just closed).
-    #[serde(default)]
     pub removing: bool,
     /// Plies on the N-move counter.
-    #[serde(default)]
     pub quiet_plies: u16,
     /// The exact value for the player to move.
     pub value: Wdl,
@@ -220,7 +222,7 @@ impl JudgedPosition {
         }
         let pos = Position::from_parts(white, black, self.in_hand, self.to_move, self.removing)
             .map_err(|e| e.to_string())?;
-        Ok(pos.with_counters(0, self.quiet_plies))
+        Ok(pos.with_counters(pos.turns(), self.quiet_plies))
     }
 
     /// The value of `turn` (in notation) for the player to move, if it is one of the turns.

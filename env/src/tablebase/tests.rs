@@ -761,9 +761,70 @@ fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
         let e = load(&bad).expect_err("bad header");
         assert!(matches!(e, JudgedError::Header { .. }), "{e}");
     }
+    // A field left out, or one the format does not have.
+    let e = load(&with_line(1, lines[1].replacen("\"removing\":false,", "", 1))).expect_err("no removing");
+    assert!(matches!(e, JudgedError::Json { line: 2, .. }), "{e}");
+    let e =
+        load(&with_line(1, lines[1].replacen("\"quiet_plies\"", "\"quiet_ply\"", 1))).expect_err("unknown");
+    assert!(matches!(e, JudgedError::Json { line: 2, .. }), "{e}");
     // Not JSON, and a missing file.
     let e = load(&with_line(2, "{not json".into())).expect_err("not json");
     assert!(matches!(e, JudgedError::Json { line: 3, .. }), "{e}");
     let e = JudgedSet::load(&dir.path().join("missing.jsonl")).expect_err("missing");
     assert!(matches!(e, JudgedError::Io { .. }), "{e}");
+}
+
+/// Gives no move, or a legal move and then an illegal removal: turns that count as no move.
+struct Broken {
+    removal_too: bool,
+}
+
+impl Agent for Broken {
+    fn name(&self) -> String {
+        "broken".into()
+    }
+
+    fn choose(&mut self, game: &Game) -> Option<Action> {
+        if !self.removal_too {
+            return None;
+        }
+        if game.position().is_removal_pending() {
+            // A removal of one of the mover's own pieces: never legal.
+            let own = game.position().pieces(game.current_player()).first()?;
+            return Some(Action::point(own));
+        }
+        // A mill-closing move if there is one, so that the removal is asked for.
+        let legal: Vec<Action> = game.legal_actions().iter().collect();
+        legal.iter().copied().find(|&a| {
+            let mut g = game.clone();
+            g.apply(a).is_ok() && g.position().is_removal_pending()
+        })
+    }
+}
+
+#[test]
+fn turns_without_a_legal_move_count_as_no_move_with_the_tables_and_with_stored_values() {
+    let (_, tb) = small();
+    let rules = Rules::standard();
+    let games = sample_games(tb, 37);
+    let judged: Vec<JudgedPosition> =
+        games.iter().map(|g| JudgedPosition::judge(tb, "test", g.position()).expect("judged")).collect();
+    for removal_too in [false, true] {
+        let a = measure(tb, &games, &mut Broken { removal_too }).total();
+        let b = measure_judged(&judged, &rules, &mut Broken { removal_too }).total();
+        assert_eq!((a.positions, a.kept, a.no_move), (b.positions, b.kept, b.no_move), "{removal_too}");
+        assert_eq!(a.positions, games.len() as u64);
+        // No move at all: every position counts as no move; an illegal removal after a legal
+        // mill-closing move: those positions do, and the others give no move either.
+        assert_eq!((a.no_move, a.kept), (a.positions, 0), "{removal_too}: {a:?}");
+    }
+    // A finished game is not measured.
+    let mut over = games.clone();
+    let mut finished = Game::from_position(rules, tb.random_position(&mut Rng::seed_from_u64(1)));
+    while !finished.outcome().is_terminal() {
+        let a = finished.legal_actions().iter().next().expect("a move");
+        finished.apply(a).expect("legal");
+    }
+    over.push(finished);
+    assert_eq!(measure(tb, &over, &mut FirstAction).total().positions, games.len() as u64);
 }
