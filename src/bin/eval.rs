@@ -558,7 +558,10 @@ fn run(command: Command) -> Result<(), EvalError> {
                             tables.sector_names().join(" ")
                         )));
                     }
-                    Some((AgentSpec::parse(&format!("perfect:tb={}", dir.display()))?, dir))
+                    // Built from the opened tables, not from a spec string (a comma in the path
+                    // would split it).
+                    let spec = AgentSpec::Perfect { tablebase: tables, pick: Default::default() };
+                    Some((spec, dir))
                 }
                 None => None,
             };
