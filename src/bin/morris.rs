@@ -482,16 +482,9 @@ fn probe_placement(tb: &Tablebase, game: &Game, tt_log2: u32) -> Result<(), Stri
     let mut solved = solved.into_iter();
     let mut lines = Vec::new();
     for (a, child) in actions.iter().zip(&children) {
-        let v = match child.outcome(rules) {
-            morris_env::Outcome::Win { winner, .. } => {
-                if winner == me {
-                    Wdl::Win
-                } else {
-                    Wdl::Loss
-                }
-            }
-            morris_env::Outcome::Draw(_) => Wdl::Draw,
-            morris_env::Outcome::Ongoing => {
+        let v = match Wdl::of_outcome(child.outcome(rules), me) {
+            Some(v) => v,
+            None => {
                 let v = solved.next().ok_or("a child without a value")?;
                 if child.current_player() == me { v } else { v.flip() }
             }

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use super::{Tablebase, Wdl};
 use crate::agent::Agent;
 use crate::game::Game;
-use crate::outcome::Outcome;
 use crate::position::{PIECES_PER_PLAYER, Phase, Position};
 use crate::rng::Rng;
 use crate::tables::MILLS;
@@ -204,10 +203,8 @@ pub fn measure(tb: &Tablebase, games: &[Game], agent: &mut dyn Agent) -> PhaseAc
         let me = game.current_player();
         let acc = out.get_mut(game.position().phase(me, &rules));
         let (turn, seconds) = play_turn(game, agent);
-        let after = turn.as_ref().and_then(|(_, g)| match g.outcome() {
-            Outcome::Win { winner, .. } => Some(if winner == me { Wdl::Win } else { Wdl::Loss }),
-            Outcome::Draw(_) => Some(Wdl::Draw),
-            Outcome::Ongoing => value_of(tb, g.position()).map(Wdl::flip),
+        let after = turn.as_ref().and_then(|(_, g)| {
+            Wdl::of_outcome(g.outcome(), me).or_else(|| value_of(tb, g.position()).map(Wdl::flip))
         });
         tally(acc, before, turn.is_some(), after, seconds);
     }

@@ -51,6 +51,19 @@ impl Wdl {
     }
 }
 
+impl Wdl {
+    /// The value of a finished game for player `me` (`None` while it goes on).
+    pub fn of_outcome(outcome: crate::outcome::Outcome, me: crate::types::Color) -> Option<Wdl> {
+        match outcome {
+            crate::outcome::Outcome::Win { winner, .. } => {
+                Some(if winner == me { Wdl::Win } else { Wdl::Loss })
+            }
+            crate::outcome::Outcome::Draw(_) => Some(Wdl::Draw),
+            crate::outcome::Outcome::Ongoing => None,
+        }
+    }
+}
+
 impl fmt::Display for Wdl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Accuracy, PhaseAccuracy, Tablebase, TablebaseError, Wdl, accuracy::tally};
+use super::{Accuracy, PhaseAccuracy, Tablebase, TablebaseError, Wdl, accuracy::tally, parse_points};
 use crate::agent::Agent;
 use crate::game::Game;
-use crate::outcome::Outcome;
 use crate::position::Position;
 use crate::rules::Rules;
-use crate::types::{BitBoard, Color, Point};
+use crate::types::{BitBoard, Color};
 
 /// The `format` of a judged-position file's header.
 pub const JUDGED_FORMAT: &str = "morris-judged-positions";
@@ -121,18 +120,6 @@ fn points(bb: BitBoard) -> String {
     bb.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ")
 }
 
-fn parse_points(text: &str) -> Result<BitBoard, String> {
-    let mut bb = BitBoard::EMPTY;
-    for name in text.split_whitespace() {
-        let p = Point::from_name(name).ok_or_else(|| format!("no point named '{name}'"))?;
-        if bb.has(p) {
-            return Err(format!("point {name} named twice"));
-        }
-        bb |= p.bit();
-    }
-    Ok(bb)
-}
-
 /// Every legal turn of the player to move in `pos` under `rules`, in notation, with the position
 /// after it (sorted by notation). A move that closes a mill is followed by each removal it allows.
 pub fn legal_turns(pos: &Position, rules: &Rules) -> Vec<(String, Position)> {
@@ -159,20 +146,11 @@ pub fn legal_turns(pos: &Position, rules: &Rules) -> Vec<(String, Position)> {
 
 /// The value, for the player who just moved (`mover`), of the position after a turn.
 fn value_after(tb: &Tablebase, after: &Position, mover: Color) -> Result<Wdl, TablebaseError> {
-    Ok(match after.outcome(&tb.rules()) {
-        Outcome::Win { winner, .. } => {
-            if winner == mover {
-                Wdl::Win
-            } else {
-                Wdl::Loss
-            }
-        }
-        Outcome::Draw(_) => Wdl::Draw,
-        Outcome::Ongoing => {
-            let v = tb.value(after)?;
-            if after.current_player() == mover { v } else { v.flip() }
-        }
-    })
+    if let Some(v) = Wdl::of_outcome(after.outcome(&tb.rules()), mover) {
+        return Ok(v);
+    }
+    let v = tb.value(after)?;
+    Ok(if after.current_player() == mover { v } else { v.flip() })
 }
 
 impl JudgedPosition {

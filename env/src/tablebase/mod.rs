@@ -492,24 +492,29 @@ impl Tablebase {
     }
 }
 
+/// The points named in `text` (`"a7 d7 a4"`, separated by spaces or commas).
+///
+/// # Errors
+/// A point name that does not exist, or a point named twice.
+pub(crate) fn parse_points(text: &str) -> Result<BitBoard, String> {
+    let mut bb = BitBoard::EMPTY;
+    for name in text.split([' ', ',']).filter(|s| !s.is_empty()) {
+        let p = Point::from_name(name).ok_or_else(|| format!("no point named '{name}'"))?;
+        if bb.has(p) {
+            return Err(format!("point {name} named twice"));
+        }
+        bb |= p.bit();
+    }
+    Ok(bb)
+}
+
 /// A moving-phase position from point names: the pieces of the player to move and of the
 /// opponent (`"a7 d7 a4"`, separated by spaces or commas), and who is to move.
 ///
 /// # Errors
 /// A point name that does not exist, or a point named twice.
 pub fn position_from_points(mover: &str, opponent: &str, to_move: Color) -> Result<Position, TablebaseError> {
-    let parse = |text: &str| -> Result<BitBoard, TablebaseError> {
-        let mut bb = BitBoard::EMPTY;
-        for name in text.split([' ', ',']).filter(|s| !s.is_empty()) {
-            let p = Point::from_name(name)
-                .ok_or_else(|| TablebaseError::NotCovered(format!("no point named '{name}'")))?;
-            if bb.has(p) {
-                return Err(TablebaseError::NotCovered(format!("point {name} named twice")));
-            }
-            bb |= p.bit();
-        }
-        Ok(bb)
-    };
+    let parse = |text: &str| parse_points(text).map_err(TablebaseError::NotCovered);
     let (m, o) = (parse(mover)?, parse(opponent)?);
     let (white, black) = if to_move == Color::White { (m, o) } else { (o, m) };
     Position::from_parts(white, black, [0, 0], to_move, false)

@@ -177,14 +177,7 @@ impl<'a> Placement<'a> {
         let me = pos.current_player();
         let mut child = *pos;
         child.apply_unchecked(a);
-        let result = match child.outcome(&self.rules) {
-            crate::outcome::Outcome::Win { winner, .. } => {
-                Some(if winner == me { Wdl::Win } else { Wdl::Loss })
-            }
-            crate::outcome::Outcome::Draw(_) => Some(Wdl::Draw),
-            crate::outcome::Outcome::Ongoing => None,
-        };
-        if let Some(r) = result {
+        if let Some(r) = Wdl::of_outcome(child.outcome(&self.rules), me) {
             return Ok(r >= v);
         }
         if child.current_player() == me {
