@@ -1,13 +1,17 @@
 //! The in-training evaluation: the run's network against fixed opponents in the arena (all
-//! games in lockstep, the network's searches batched), rated on the calibrated ladder. The
-//! `train` binary builds a [`LadderJudge`] from the run's config and hands it to the run.
+//! games in lockstep, the network's searches batched), rated on the calibrated ladder.
+//! [`train_with_ladder`] builds a [`LadderJudge`] from the run's config and hands it to the run:
+//! the one way the `train` binary and the Python package start a run.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::tablebase::{JudgedSet, SharedTablebase};
 use morris_env::{Game, Rng, Rules};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
-use morris_train::{ConfigError, Judge, Judgement, OpponentResult, TrainConfig};
+use morris_train::{ConfigError, Judge, Judgement, OpponentResult, Options, Start, TrainConfig, TrainError};
 
 use crate::accuracy::{measure_judged_spec, measure_spec, uniform_placement_positions, uniform_positions};
 use crate::agents::{AgentSpec, LoadedModel};
@@ -20,6 +24,31 @@ use crate::report::MatchReport;
 const MATCH_STREAM: u64 = 5;
 /// How the judged network is named in its game records.
 const NETWORK: &str = "network";
+
+/// Runs a training run as `train` does: decides how it starts ([`Start::decide`] with a config
+/// file, a run directory to continue or a checkpoint, and `section.key=value` overrides), builds
+/// the [`LadderJudge`] its `[eval]` section asks for and runs it with `options`. Says on stderr
+/// (unless quiet) when a run directory without a checkpoint starts from its own `config.toml`.
+///
+/// # Errors
+/// Those of [`Start::decide`] and [`morris_train::start_run`]; a bad `eval.opponents` spec names
+/// the config file; a stop request ends in [`TrainError::Interrupted`] after a checkpoint.
+pub fn train_with_ladder(
+    config_file: Option<&Path>,
+    run_dir: Option<&Path>,
+    overrides: &[String],
+    options: &Options,
+) -> Result<(), TrainError> {
+    let start = Start::decide(config_file, run_dir, overrides)?;
+    if let Start::FromRunDir { run_dir, .. } = &start
+        && !options.quiet
+    {
+        eprintln!("{} has no checkpoint yet: starting with its config.toml", run_dir.display());
+    }
+    let judge = LadderJudge::from_config(start.config())
+        .map_err(|e| TrainError::from(e).in_file(&start.config_file()))?;
+    morris_train::start_run(start, options, Some(Arc::new(judge)))
+}
 
 /// Rates a network against fixed opponents on a ladder's scale.
 pub struct LadderJudge {

@@ -1,5 +1,5 @@
 //! The native half of the `morris` Python package: games, the vectorized env, agents, matches,
-//! game shards and models, with NumPy arrays made from the Rust crates' buffers.
+//! game shards and models, training runs, with NumPy arrays made from the Rust crates' buffers.
 //!
 //! The Python half (`python/morris/`) adds the Gymnasium-style `VecEnv` wrapper, the PettingZoo
 //! and Gymnasium environments and the NumPy forward pass; this module holds everything that
@@ -9,7 +9,7 @@ use std::path::Path;
 
 use morris_env::Rules;
 use morris_train::TrainError;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyFileExistsError, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString};
 
@@ -19,6 +19,7 @@ mod bench;
 mod data;
 mod game;
 mod observation;
+mod run;
 mod vec_env;
 
 pyo3::create_exception!(
@@ -111,8 +112,9 @@ pub(crate) fn rules_to_dict<'py>(py: Python<'py>, rules: &Rules) -> PyResult<Bou
 }
 
 /// A training-side error as the Python exception of its kind: a missing file is
-/// `FileNotFoundError`, other I/O errors `OSError`, a corrupt or incompatible file
-/// `FileFormatError`, anything else `ValueError`; the message names the file.
+/// `FileNotFoundError`, a run directory that already holds a run `FileExistsError`, other I/O
+/// errors `OSError`, a corrupt or incompatible file `FileFormatError`, anything else
+/// `ValueError`; the message names the file.
 pub(crate) fn train_error(e: TrainError) -> PyErr {
     let message = e.to_string();
     match &e {
@@ -120,6 +122,7 @@ pub(crate) fn train_error(e: TrainError) -> PyErr {
             PyFileNotFoundError::new_err(message)
         }
         TrainError::NotFound { .. } => PyFileNotFoundError::new_err(message),
+        TrainError::AlreadyExists { .. } => PyFileExistsError::new_err(message),
         TrainError::Io { .. } => PyOSError::new_err(message),
         TrainError::Corrupt { .. } | TrainError::Incompatible { .. } => FileFormatError::new_err(message),
         _ => PyValueError::new_err(message),
@@ -154,5 +157,6 @@ fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {
     agents::register(m)?;
     data::register(m)?;
     bench::register(m)?;
+    run::register(m)?;
     Ok(())
 }

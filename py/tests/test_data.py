@@ -75,6 +75,7 @@ def test_corrupt_and_missing_shards_name_the_file(fixture_run, tmp_path):
 
 def test_shipped_model_card_weights_and_forward_passes(shipped_model):
     model = morris.load_model(shipped_model)
+    assert morris._morris.Network(shipped_model).verified, "the shipped model carries a manifest"
     assert model.card["rules"] == "standard" and model.card["format"] == 1
     assert model.net_config["trunk"] == "res-mlp"
     w = model.weights

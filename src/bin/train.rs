@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use morris_eval::LadderJudge;
+use morris_eval::judge::train_with_ladder;
 use morris_train::run::{StopRequest, WorkerOptions, selfplay_worker};
-use morris_train::{Options, Role, Start, TrainError, start_run};
+use morris_train::{Options, Role, TrainError};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::flag;
 
@@ -84,18 +84,14 @@ enum Command {
 
 fn run_role(args: &RunArgs, role: Role, stop: StopRequest) -> Result<(), TrainError> {
     let options = Options { role, quiet: args.quiet, stop };
-    let start =
-        Start::decide(args.config.as_deref(), args.resume.as_deref().or(args.run_dir.as_deref()), &args.set)?;
-    if let Start::FromRunDir { run_dir, .. } = &start
-        && !args.quiet
-    {
-        eprintln!("{} has no checkpoint yet: starting with its config.toml", run_dir.display());
-    }
-    // The periodic evaluation against the calibrated ladder lives in morris-eval, above this
-    // crate; it reaches the run as a `Judge`. A bad opponent spec names the config file.
-    let judge = LadderJudge::from_config(start.config())
-        .map_err(|e| TrainError::from(e).in_file(&start.config_file()))?;
-    start_run(start, &options, Some(Arc::new(judge)))
+    // The periodic evaluation against the calibrated ladder lives in morris-eval, above the
+    // training crate; it reaches the run as a `Judge`.
+    train_with_ladder(
+        args.config.as_deref(),
+        args.resume.as_deref().or(args.run_dir.as_deref()),
+        &args.set,
+        &options,
+    )
 }
 
 /// A worker name no other live process has: the host name and the process id.

@@ -17,6 +17,8 @@ Quick tour::
     actions = morris.sample_actions(info["action_mask"], np.random.default_rng(0))
     obs, rewards, terminated, truncated, info = env.step(actions)
 
+    morris.train("configs/tiny.toml", "runs/tiny")  # a training run, as the train binary
+
 Submodules: ``morris.pettingzoo`` (AEC env), ``morris.gymnasium`` (single-agent env against a
 fixed opponent); they need the ``pettingzoo`` and ``gymnasium`` packages.
 """
@@ -46,6 +48,7 @@ from morris._morris import (
 from morris.data import read_shards
 from morris.match import MatchResult, play_match
 from morris.model import Model, load_model
+from morris.training import selfplay_worker, train
 from morris.vec_env import VecEnv, sample_actions, unpack_masks
 
 __all__ = [
@@ -72,6 +75,8 @@ __all__ = [
     "point_names",
     "read_shards",
     "sample_actions",
+    "selfplay_worker",
+    "train",
     "transform_action",
     "transform_mask",
     "transform_observation",

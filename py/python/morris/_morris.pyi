@@ -176,6 +176,23 @@ def build_tablebase(out: Union[str, PathLike[str]], max_pieces: int, rules: Rule
 def read_shards(
     paths: list[str], rules: Rules = None, augment: str = "none", seed: int = 0
 ) -> dict[str, Any]: ...
+def train(
+    config: Optional[Union[str, PathLike[str]]] = None,
+    run_dir: Optional[Union[str, PathLike[str]]] = None,
+    *,
+    set: list[str] = ...,
+    learn_only: bool = False,
+    quiet: bool = False,
+) -> None: ...
+def selfplay_worker(
+    run_dir: Union[str, PathLike[str]],
+    name: str,
+    *,
+    minutes: Optional[float] = None,
+    wait: float = 120.0,
+    device: Optional[str] = None,
+    quiet: bool = False,
+) -> None: ...
 def load_weights(dir: Union[str, PathLike[str]]) -> dict[str, npt.NDArray[np.float32]]: ...
 def read_model_card(dir: Union[str, PathLike[str]]) -> Optional[str]: ...
 def read_net_config_json(dir: Union[str, PathLike[str]]) -> str: ...

@@ -1,0 +1,147 @@
+"""Training runs from Python (``morris.train``, ``morris.selfplay_worker``): the binary's code in
+this process, checked against the binary itself, stopped by Ctrl-C and resumed, and refusing
+bad input by name."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import morris
+import pytest
+
+# One thread and a short run: the weights are a function of the config alone.
+SMALL = {"schedule.total_steps": 40, "run.threads": 1, "eval.pairs": 1}
+
+
+def tiny(repo: Path) -> str:
+    return str(repo / "configs" / "tiny.toml")
+
+
+def train_in_subprocess(config, run_dir, overrides, **kwargs):
+    """``morris.train`` in a fresh interpreter, where ``run.threads`` sizes the thread pool."""
+    code = (
+        "import json, sys, morris\n"
+        "a = json.loads(sys.argv[1])\n"
+        "morris.train(a['config'], a['run_dir'], overrides=a['overrides'], **a['kwargs'])\n"
+    )
+    args = {"config": config, "run_dir": str(run_dir), "overrides": overrides, "kwargs": kwargs}
+    return subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True, timeout=600
+    )
+
+
+def metrics(run_dir: Path) -> list:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def train_binary(repo: Path):
+    """The ``train`` binary of this checkout, if one is built (CI builds it with the Rust tests)."""
+    found = [repo / "target" / p / "train" for p in ("release", "debug")]
+    found = [p for p in found if p.is_file()]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def test_a_run_from_python_writes_the_binarys_run_directory(repo, tmp_path):
+    run = tmp_path / "run"
+    done = train_in_subprocess(tiny(repo), run, SMALL, quiet=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", "quiet prints nothing"
+    assert (run / "FINISHED").is_file()
+    assert (run / "checkpoints" / "step-40" / "model.safetensors").is_file()
+    lines = metrics(run)
+    assert lines[-1]["step"] == 40
+    assert {"loss/total", "perf/positions_per_s", "replay/positions_total"} <= set(lines[-1])
+    assert list((run / "tb").glob("events.out.tfevents.*")), "TensorBoard events"
+    assert morris._morris.Network(run / "checkpoints" / "step-40").verified
+    # The run continues from its checkpoint, as `train --resume` does.
+    more = train_in_subprocess(None, run, {"schedule.total_steps": 60, "run.threads": 1}, quiet=True)
+    assert more.returncode == 0, more.stderr
+    assert metrics(run)[-1]["step"] == 60
+
+
+def test_same_weights_steps_and_positions_as_the_binary(repo, tmp_path):
+    binary = train_binary(repo)
+    if binary is None:
+        pytest.skip("no train binary built in target/ (cargo build --bin train)")
+    py_run, bin_run = tmp_path / "py", tmp_path / "bin"
+    done = train_in_subprocess(tiny(repo), py_run, SMALL, quiet=True)
+    assert done.returncode == 0, done.stderr
+    sets = [a for s in morris.training.overrides_to_set(SMALL) for a in ("--set", s)]
+    out = subprocess.run(
+        [str(binary), "--config", tiny(repo), "--run-dir", str(bin_run), "--quiet", *sets],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    step = "checkpoints/step-40/model.safetensors"
+    assert (py_run / step).read_bytes() == (bin_run / step).read_bytes(), f"{step} differs from the binary's"
+    shards = sorted(p.name for p in (py_run / "games").glob("*.shard"))
+    assert shards and shards == sorted(p.name for p in (bin_run / "games").glob("*.shard"))
+    key = "replay/positions_total"
+    assert metrics(py_run)[-1][key] == metrics(bin_run)[-1][key]
+    assert metrics(py_run)[-1]["step"] == metrics(bin_run)[-1]["step"] == 40
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+def test_ctrl_c_saves_a_checkpoint_then_raises_keyboard_interrupt(repo, tmp_path):
+    run = tmp_path / "run"
+    code = (
+        "import sys, morris\n"
+        "try:\n"
+        "    morris.train(sys.argv[1], sys.argv[2], overrides={'schedule.total_steps': 100000,"
+        " 'schedule.checkpoint_every': 100000, 'schedule.eval_every': 0, 'run.threads': 1})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, tiny(repo), str(run)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Wait until it trains (its first published model), then press Ctrl-C.
+    deadline = time.monotonic() + 300
+    while not (run / "models").is_dir() or not any((run / "models").iterdir()):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run never published a model"
+        time.sleep(0.2)
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 7, (stdout, stderr)
+    assert "interrupted" in stdout
+    assert "checkpoint saved at step" in stderr, stderr
+    saved = sorted((run / "checkpoints").glob("step-*"))
+    assert saved, "a checkpoint was saved on Ctrl-C"
+    assert not (run / "FINISHED").exists()
+
+
+def test_bad_input_is_a_named_error(repo, tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.toml"):
+        morris.train(tmp_path / "missing.toml", tmp_path / "run")
+    with pytest.raises(ValueError, match="totl_steps"):
+        morris.train(tiny(repo), tmp_path / "run", overrides={"schedule.totl_steps": 5})
+    with pytest.raises(ValueError, match="optimizer.learning_rate"):
+        morris.train(tiny(repo), tmp_path / "run", overrides={"optimizer.learning_rate": "fast"})
+    with pytest.raises(TypeError, match="schedule.total_steps"):
+        morris.train(tiny(repo), tmp_path / "run", overrides={"schedule.total_steps": object()})
+    with pytest.raises(ValueError, match="section.key"):
+        morris.train(tiny(repo), tmp_path / "run", overrides={"total_steps": 5})
+    with pytest.raises(FileNotFoundError):
+        morris.train(None, tmp_path / "nothing-here")
+    assert not (tmp_path / "run").exists(), "nothing was written for a bad config"
+    # A directory that holds a run is not started over.
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "config.toml").write_text((repo / "configs" / "tiny.toml").read_text())
+    with pytest.raises(FileExistsError, match="taken"):
+        morris.train(tiny(repo), tmp_path / "taken")
+    with pytest.raises(ValueError, match="wait"):
+        morris.selfplay_worker(tmp_path / "taken", "w", wait=-1.0)
+    with pytest.raises(FileNotFoundError, match="config.toml"):
+        morris.selfplay_worker(tmp_path / "no-run", "w", wait=0.0, quiet=True)
