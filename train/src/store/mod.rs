@@ -35,4 +35,4 @@ pub use model_dir::{
 };
 pub use rating::Elo;
 pub use run_dir::{MODELS_KEPT, RunDir, ShardWriter, sanitize_worker};
-pub use shard::{Shard, read_shard, write_shard};
+pub use shard::{Shard, decode_shard, encode_shard, read_shard, write_shard};

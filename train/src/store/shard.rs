@@ -72,9 +72,19 @@ pub struct Shard {
 /// rename, so a reader (or a crash) never sees half a shard.
 ///
 /// # Errors
-/// [`TrainError::Io`] if the file cannot be written or renamed, [`TrainError::Internal`] if a
-/// sample has more than 600 policy entries or there are more than `u32::MAX` samples.
+/// [`TrainError::Io`] if the file cannot be written or renamed; those of [`encode_shard`].
 pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
+    write_atomic(path, &encode_shard(samples, games)?)
+}
+
+/// The bytes of a shard of `samples` (from `games` complete games), checksum included: what
+/// [`write_shard`] writes, for shards that travel without a file (a worker's games sent to a
+/// learner over the network).
+///
+/// # Errors
+/// [`TrainError::Internal`] if a sample has more than 600 policy entries or there are more than
+/// `u32::MAX` samples.
+pub fn encode_shard(samples: &[Sample], games: u32) -> Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(20 + samples.len() * 64);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&SHARD_VERSION.to_le_bytes());
@@ -93,7 +103,7 @@ pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
     }
     let crc = crc32c::crc32c(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
-    write_atomic(path, &bytes)
+    Ok(bytes)
 }
 
 /// A little-endian reader over a byte slice that reports where it ran out.
@@ -114,11 +124,23 @@ impl Cursor<'_> {
 /// checking its checksum and validating every record.
 ///
 /// # Errors
-/// [`TrainError::Io`] if the file cannot be read; [`TrainError::Corrupt`] if it is not a shard,
-/// its checksum does not match, it is truncated, or it holds an impossible position or action
-/// (the reason names the record); [`TrainError::Incompatible`] for another format version.
+/// [`TrainError::Io`] if the file cannot be read; those of [`decode_shard`], naming the file.
 pub fn read_shard(path: &Path) -> Result<Shard> {
-    let mut bytes = fs::read(path).map_err(|e| TrainError::io("read", path, e))?;
+    let bytes = fs::read(path).map_err(|e| TrainError::io("read", path, e))?;
+    decode_shard(&bytes, path)
+}
+
+/// Reads the bytes of a shard ([`encode_shard`], or a version-2 shard), checking its checksum
+/// and every record as [`read_shard`] does; `source` names it in errors (its file, or a worker
+/// and sequence number for a shard that came over the network).
+///
+/// # Errors
+/// [`TrainError::Corrupt`] naming `source` if it is not a shard, its checksum does not match, it
+/// is truncated, or it holds an impossible position or action (the reason names the record);
+/// [`TrainError::Incompatible`] for another format version.
+pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
+    let path = source;
+    let mut bytes = bytes;
     let version = bytes.get(8..12).map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
     if bytes.starts_with(MAGIC) && version == Some(SHARD_VERSION) {
         let Some(body_len) = bytes.len().checked_sub(4).filter(|&n| n >= 20) else {
@@ -137,9 +159,9 @@ pub fn read_shard(path: &Path) -> Result<Shard> {
                 "its CRC-32C does not match: the file changed after it was written",
             ));
         }
-        bytes.truncate(body_len);
+        bytes = &bytes[..body_len];
     }
-    let mut c = Cursor { bytes: &bytes, at: 0 };
+    let mut c = Cursor { bytes, at: 0 };
     if c.take::<8>().as_ref() != Some(MAGIC) {
         return Err(TrainError::corrupt(WHAT, path, "not a game shard (bad magic)"));
     }
@@ -241,6 +263,28 @@ pub(crate) mod tests {
         // Far smaller than float observations (15 × 24 × 4 bytes per position).
         let size = fs::metadata(&path).unwrap().len() as usize;
         assert!(size < s.len() * 15 * 24 * 4 / 2, "{size} bytes");
+    }
+
+    /// The bytes a file holds are the bytes [`encode_shard`] makes, and [`decode_shard`] reads
+    /// them back without a file, naming the source it is given when they are damaged.
+    #[test]
+    fn shards_travel_as_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.shard");
+        let s = samples();
+        write_shard(&path, &s, 2).unwrap();
+        let bytes = encode_shard(&s, 2).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), bytes);
+        let source = Path::new("worker-3/00000007");
+        assert_eq!(decode_shard(&bytes, source).unwrap(), Shard { samples: s, games: 2 });
+        let mut bad = bytes.clone();
+        bad[30] ^= 4;
+        let e = decode_shard(&bad, source).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { path, .. } if path == source), "{e}");
+        assert!(e.to_string().contains("worker-3/00000007"), "{e}");
+        for len in [0, 7, 12, 19, 23, bytes.len() - 1] {
+            assert!(decode_shard(&bytes[..len], source).is_err(), "{len} bytes");
+        }
     }
 
     /// `body` with its CRC-32C appended, as `write_shard` ends a shard.
