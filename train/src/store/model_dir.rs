@@ -105,14 +105,61 @@ pub fn save_model(model: &PolicyValueNet, dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| TrainError::io("create", dir, e))?;
     write_json(&dir.join(CONFIG_FILE), model.config())?;
     let model_path = dir.join(MODEL_FILE);
-    // Built in memory with one metadata entry: burn's default metadata is a HashMap whose order
-    // changes from run to run, which would make equal weights differ byte for byte. Then
-    // written like every other file (atomically, default permissions).
-    let mut store = SafetensorsStore::from_bytes(None).clear_metadata().metadata("producer", PRODUCER);
-    let failed = |e: String| TrainError::io("write", &model_path, std::io::Error::other(e));
-    model.save_into(&mut store).map_err(|e| failed(e.to_string()))?;
-    let bytes = store.get_bytes().map_err(|e| failed(e.to_string()))?;
+    let bytes = model_to_bytes(model)
+        .map_err(|e| TrainError::io("write", &model_path, std::io::Error::other(e.to_string())))?;
     write_atomic(&model_path, &bytes)
+}
+
+/// `model`'s weights as the bytes of a `model.safetensors` file: what [`save_model`] writes, for
+/// weights that travel without a file (a learner's published model sent to self-play workers).
+/// Equal weights give equal bytes.
+///
+/// # Errors
+/// [`TrainError::Internal`] if burn cannot serialize the weights.
+pub fn model_to_bytes(model: &PolicyValueNet) -> Result<Vec<u8>> {
+    // Built with one metadata entry: burn's default metadata is a HashMap whose order changes
+    // from run to run, which would make equal weights differ byte for byte.
+    let mut store = SafetensorsStore::from_bytes(None).clear_metadata().metadata("producer", PRODUCER);
+    let failed = |e: String| TrainError::Internal(format!("cannot serialize the model's weights: {e}"));
+    model.save_into(&mut store).map_err(|e| failed(e.to_string()))?;
+    store.get_bytes().map_err(|e| failed(e.to_string()))
+}
+
+/// A network of shape `config` on `device` with the weights in `bytes` (a `model.safetensors`
+/// file's contents, [`model_to_bytes`]); `source` names them in errors (their file, or where they
+/// came from).
+///
+/// # Errors
+/// [`TrainError::Corrupt`] naming `source` if the bytes are not safetensors or do not hold
+/// exactly the tensors of `config`.
+pub fn model_from_bytes(
+    config: &NetConfig,
+    bytes: Vec<u8>,
+    device: &Device,
+    source: &Path,
+) -> Result<PolicyValueNet> {
+    let mut model = config.init(device);
+    // Partial and unvalidated, so that mismatches come back as data and get a short message.
+    let mut store = SafetensorsStore::from_bytes(Some(bytes)).allow_partial(true).validate(false);
+    let applied = model.load_from(&mut store).map_err(|e| TrainError::corrupt("model weights", source, e))?;
+    let mut problems = Vec::new();
+    if let Some(first) = applied.errors.first() {
+        problems.push(format!("{} tensors do not fit (first: {first})", applied.errors.len()));
+    }
+    if let Some((first, _)) = applied.missing.first() {
+        problems.push(format!("{} tensors missing (first: {first})", applied.missing.len()));
+    }
+    if let Some(first) = applied.unused.first() {
+        problems.push(format!("{} tensors unexpected (first: {first})", applied.unused.len()));
+    }
+    if !problems.is_empty() {
+        return Err(TrainError::corrupt(
+            "model weights",
+            source,
+            format!("they do not match the network's config: {}", problems.join("; ")),
+        ));
+    }
+    Ok(model)
 }
 
 /// The network shape of the model in `dir`: its `config.json`, or the card of an exported model.
@@ -152,27 +199,48 @@ pub(crate) fn load_model_files(dir: &Path, device: &Device) -> Result<(PolicyVal
         let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
         return Err(TrainError::io("read model weights", &model_path, missing));
     }
-    let mut model = config.init(device);
-    // Partial and unvalidated, so that mismatches come back as data and get a short message.
-    let mut store = SafetensorsStore::from_file(model_path.clone()).allow_partial(true).validate(false);
-    let applied =
-        model.load_from(&mut store).map_err(|e| TrainError::corrupt("model weights", &model_path, e))?;
-    let mut problems = Vec::new();
-    if let Some(first) = applied.errors.first() {
-        problems.push(format!("{} tensors do not fit (first: {first})", applied.errors.len()));
-    }
-    if let Some((first, _)) = applied.missing.first() {
-        problems.push(format!("{} tensors missing (first: {first})", applied.missing.len()));
-    }
-    if let Some(first) = applied.unused.first() {
-        problems.push(format!("{} tensors unexpected (first: {first})", applied.unused.len()));
-    }
-    if !problems.is_empty() {
-        return Err(TrainError::corrupt(
-            "model weights",
-            &model_path,
-            format!("they do not match the network's config: {}", problems.join("; ")),
-        ));
-    }
+    let bytes = fs::read(&model_path).map_err(|e| TrainError::io("read model weights", &model_path, e))?;
+    let model = model_from_bytes(&config, bytes, device, &model_path)?;
     Ok((model, config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(model: &PolicyValueNet, device: &Device) -> Vec<f32> {
+        let config = model.config();
+        let obs = Tensor::<2>::ones([2, config.obs_len()], device);
+        let (logits, wdl) = model.forward(obs);
+        let mut out: Vec<f32> = logits.into_data().try_to_vec().expect("f32 logits");
+        out.extend(wdl.into_data().try_to_vec::<f32>().expect("f32 wdl"));
+        out
+    }
+
+    /// Weights travel as bytes: the bytes are those `save_model` writes, they load back into the
+    /// same network, and bytes of another shape or no safetensors at all are refused naming the
+    /// source they were given.
+    #[test]
+    fn weights_travel_as_bytes() {
+        let device = Device::flex();
+        device.seed(5);
+        let net = NetConfig { width: 16, blocks: 1, ..NetConfig::default() };
+        let model = net.init(&device);
+        let bytes = model_to_bytes(&model).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        save_model(&model, dir.path()).unwrap();
+        assert_eq!(fs::read(dir.path().join(MODEL_FILE)).unwrap(), bytes);
+        assert_eq!(model_to_bytes(&model).unwrap(), bytes, "equal weights, equal bytes");
+        let source = Path::new("learner/model-000040");
+        let back = model_from_bytes(&net, bytes.clone(), &device, source).unwrap();
+        assert_eq!(outputs(&back, &device), outputs(&model, &device));
+        let wider = NetConfig { width: 32, ..net.clone() };
+        let e = model_from_bytes(&wider, bytes.clone(), &device, source).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { path, .. } if path == source), "{e}");
+        for bad in [Vec::new(), b"not safetensors".to_vec(), bytes[..bytes.len() / 2].to_vec()] {
+            let e = model_from_bytes(&net, bad, &device, source).unwrap_err();
+            assert!(matches!(&e, TrainError::Corrupt { .. }), "{e}");
+            assert!(e.to_string().contains("learner/model-000040"), "{e}");
+        }
+    }
 }
