@@ -11,12 +11,14 @@
 //! | `metrics` | loss means, throughput windows, time fractions, TensorBoard and JSONL sinks |
 //! | `display` | the progress bar or plain progress lines |
 //! | `worker` | `train selfplay`: a separate self-play process |
+//! | `remote` | [`SelfPlayWorker`]: self-play handed weights as bytes, handing back shard bytes |
 //!
 //! The files of a run directory are described in [`crate::store::RunDir`].
 
 mod display;
 mod judge;
 mod metrics;
+mod remote;
 mod selfplayer;
 mod stop;
 mod trainer;
@@ -30,6 +32,7 @@ use morris_env::Rng;
 
 pub use judge::{Judge, Judgement, OpponentResult};
 pub use metrics::peak_memory_mib;
+pub use remote::SelfPlayWorker;
 pub use stop::{StopRequest, signal_name};
 pub use worker::{WorkerOptions, selfplay_worker};
 

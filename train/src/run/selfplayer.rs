@@ -11,7 +11,7 @@ use crate::model::PolicyValueNet;
 use crate::net_evaluator::NetEvaluator;
 use crate::sample::Sample;
 use crate::selfplay::{GameStats, SelfPlay};
-use crate::store::ShardWriter;
+use crate::store::{EncodedShard, ShardSink};
 
 /// Stream of [`Rng::derive`] for the seeds of self-play groups.
 const GROUP_STREAM: u64 = 1;
@@ -21,7 +21,7 @@ const GROUP_STREAM: u64 = 1;
 /// the other cores mostly idle.
 pub(crate) struct SelfPlayer {
     groups: Vec<(SelfPlay, NetEvaluator)>,
-    writer: ShardWriter,
+    sink: ShardSink,
     ready: Vec<Sample>,
     games_written: u64,
     shard_positions: usize,
@@ -86,7 +86,7 @@ impl SelfPlayer {
         rules: Rules,
         model: PolicyValueNet,
         device: &Device,
-        writer: ShardWriter,
+        sink: impl Into<ShardSink>,
         seed: u64,
         groups: usize,
     ) -> Result<SelfPlayer> {
@@ -111,7 +111,7 @@ impl SelfPlayer {
         }
         Ok(SelfPlayer {
             groups: out,
-            writer,
+            sink: sink.into(),
             ready: Vec::new(),
             games_written: 0,
             shard_positions: config.selfplay.shard_positions,
@@ -177,6 +177,11 @@ impl SelfPlayer {
         }
     }
 
+    /// The shards kept in memory since the last call (none when they go to files).
+    pub(crate) fn take_shards(&mut self) -> Vec<EncodedShard> {
+        self.sink.take()
+    }
+
     /// Writes the positions not yet written as a shard.
     ///
     /// # Errors
@@ -188,6 +193,6 @@ impl SelfPlayer {
         let games = self.games() - self.games_written;
         self.games_written = self.games();
         let samples = std::mem::take(&mut self.ready);
-        self.writer.write(&samples, games as u32)
+        self.sink.write(&samples, games as u32)
     }
 }

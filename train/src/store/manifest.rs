@@ -57,6 +57,11 @@ pub fn sha256_file(path: &Path) -> Result<String> {
     Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// The SHA-256 of `bytes`, as lower-case hex (as [`sha256_file`] gives it for a file).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Hashes `files` (names inside `dir`) and writes `dir/manifest.json`; call it after the last of
 /// them is written.
 ///

@@ -28,11 +28,13 @@ pub use crate::sample::Sample;
 pub use checkpoint::{BestCheckpoint, CheckpointEval, CheckpointMeta, OpponentScore};
 pub use export::export_checkpoint;
 pub use lock::{RoleLock, host_name};
-pub use manifest::{MANIFEST_FILE, Verification, sha256_file, verify as verify_manifest, write_manifest};
+pub use manifest::{
+    MANIFEST_FILE, Verification, sha256_file, sha256_hex, verify as verify_manifest, write_manifest,
+};
 pub use model_dir::{
     CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, load_model,
     model_from_bytes, model_to_bytes, read_net_config, save_model,
 };
 pub use rating::Elo;
-pub use run_dir::{MODELS_KEPT, RunDir, ShardWriter, sanitize_worker};
-pub use shard::{Shard, decode_shard, encode_shard, read_shard, write_shard};
+pub use run_dir::{MODELS_KEPT, RunDir, ShardSink, ShardWriter, sanitize_worker};
+pub use shard::{EncodedShard, Shard, decode_shard, encode_shard, read_shard, write_shard};

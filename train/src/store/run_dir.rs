@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use burn::prelude::Device;
 
 use super::files::{read_text, write_atomic, write_dir_atomic};
-use super::manifest::write_manifest;
+use super::manifest::{sha256_hex, write_manifest};
 use super::model_dir::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
-use super::shard::write_shard;
+use super::shard::{EncodedShard, encode_shard, write_shard};
 use crate::error::Result;
 use crate::model::PolicyValueNet;
 use crate::sample::Sample;
@@ -258,6 +258,66 @@ impl ShardWriter {
         write_shard(&path, samples, games)?;
         self.seq += 1;
         Ok(())
+    }
+}
+
+/// Where a self-player's shards go: files in a run directory, or memory, for a caller that
+/// sends them on (a worker without a shared disk).
+pub enum ShardSink {
+    /// `games/WORKER-SEQ.shard` files.
+    Files(ShardWriter),
+    /// Kept as [`EncodedShard`]s until taken.
+    Memory {
+        /// The worker's name, given to every shard.
+        worker: String,
+        /// The sequence number of the next shard.
+        seq: u64,
+        /// The shards not yet taken.
+        out: Vec<EncodedShard>,
+    },
+}
+
+impl From<ShardWriter> for ShardSink {
+    fn from(writer: ShardWriter) -> ShardSink {
+        ShardSink::Files(writer)
+    }
+}
+
+impl ShardSink {
+    /// Shards kept in memory for `worker`, numbered from `first_seq`.
+    pub fn memory(worker: &str, first_seq: u64) -> ShardSink {
+        ShardSink::Memory { worker: worker.to_string(), seq: first_seq, out: Vec::new() }
+    }
+
+    /// Stores `samples` (from `games` finished games) as the next shard.
+    ///
+    /// # Errors
+    /// If the file cannot be written, or the shard cannot be encoded.
+    pub fn write(&mut self, samples: &[Sample], games: u32) -> Result<()> {
+        match self {
+            ShardSink::Files(writer) => writer.write(samples, games),
+            ShardSink::Memory { worker, seq, out } => {
+                let bytes = encode_shard(samples, games)?;
+                out.push(EncodedShard {
+                    worker: worker.clone(),
+                    seq: *seq,
+                    games,
+                    positions: samples.len() as u32,
+                    sha256: sha256_hex(&bytes),
+                    bytes,
+                });
+                *seq += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// The shards stored in memory since the last call (none for files).
+    pub fn take(&mut self) -> Vec<EncodedShard> {
+        match self {
+            ShardSink::Files(_) => Vec::new(),
+            ShardSink::Memory { out, .. } => std::mem::take(out),
+        }
     }
 }
 

@@ -68,6 +68,24 @@ pub struct Shard {
     pub games: u32,
 }
 
+/// A shard as bytes, named by the worker that played it and its sequence number: what a
+/// self-play worker hands a learner when there is no shared disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedShard {
+    /// The worker's name.
+    pub worker: String,
+    /// Its sequence number among the worker's shards (from 0).
+    pub seq: u64,
+    /// Complete games the positions come from.
+    pub games: u32,
+    /// Positions it holds.
+    pub positions: u32,
+    /// The shard's bytes ([`encode_shard`]).
+    pub bytes: Vec<u8>,
+    /// The SHA-256 of `bytes`, lower-case hex, for the receiver to check before anything else.
+    pub sha256: String,
+}
+
 /// Writes `samples` (from `games` complete games) to `path` through a temporary sibling and a
 /// rename, so a reader (or a crash) never sees half a shard.
 ///
