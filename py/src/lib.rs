@@ -19,6 +19,7 @@ mod bench;
 mod data;
 mod game;
 mod observation;
+mod remote;
 mod run;
 mod vec_env;
 
@@ -158,5 +159,6 @@ fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {
     data::register(m)?;
     bench::register(m)?;
     run::register(m)?;
+    remote::register(m)?;
     Ok(())
 }

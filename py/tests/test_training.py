@@ -1,7 +1,9 @@
 """Training runs from Python (``morris.train``, ``morris.selfplay_worker``): the binary's code in
 this process, checked against the binary itself, stopped by Ctrl-C and resumed, and refusing
-bad input by name."""
+bad input by name; and ``morris.SelfPlayWorker``, self-play from weights as bytes to shard
+bytes."""
 
+import hashlib
 import json
 import os
 import signal
@@ -145,3 +147,36 @@ def test_bad_input_is_a_named_error(repo, tmp_path):
         morris.selfplay_worker(tmp_path / "taken", "w", wait=-1.0)
     with pytest.raises(FileNotFoundError, match="config.toml"):
         morris.selfplay_worker(tmp_path / "no-run", "w", wait=0.0, quiet=True)
+
+
+def test_a_self_play_worker_turns_weights_into_shard_bytes(repo, fixture_run, shipped_model, tmp_path):
+    text = (repo / "configs" / "tiny.toml").read_text()
+    weights = (fixture_run / "checkpoints" / "step-40" / "model.safetensors").read_bytes()
+    small = ["selfplay.parallel_games=2", "run.threads=1"]
+    worker = morris.SelfPlayWorker(text, "w1", weights, step=40, seed=3, set=small)
+    assert worker.model_step == 40
+    shards = worker.play(1500)
+    assert shards, "finished games come back"
+    assert [s["seq"] for s in shards] == list(range(len(shards)))
+    assert sum(s["games"] for s in shards) == worker.games
+    for s in shards:
+        assert s["worker"] == "w1"
+        assert hashlib.sha256(s["bytes"]).hexdigest() == s["sha256"]
+    # The bytes are a shard as the learner and morris.read_shards read it.
+    path = tmp_path / "w1-00000000.shard"
+    path.write_bytes(shards[0]["bytes"])
+    assert morris.read_shards([path])["positions"] == shards[0]["positions"]
+    again = morris.SelfPlayWorker(text, "w1", weights, step=40, seed=3, set=small)
+    assert [s["bytes"] for s in again.play(1500)] == [s["bytes"] for s in shards], "same seed, same games"
+    # Weights of another network are refused naming the worker; it keeps its own.
+    with pytest.raises(morris.FileFormatError, match="w1"):
+        worker.set_weights((shipped_model / "model.safetensors").read_bytes(), 80)
+    assert worker.model_step == 40
+    worker.set_weights(weights, 80)
+    assert worker.model_step == 80
+    more = worker.play(1500)
+    assert more and more[0]["seq"] == len(shards), "the sequence goes on"
+    with pytest.raises(ValueError, match="totl_steps"):
+        morris.SelfPlayWorker(text, "w2", weights, set=["schedule.totl_steps=3"])
+    with pytest.raises(morris.FileFormatError):
+        morris.SelfPlayWorker(text, "w2", b"not safetensors")

@@ -176,6 +176,29 @@ def build_tablebase(out: Union[str, PathLike[str]], max_pieces: int, rules: Rule
 def read_shards(
     paths: list[str], rules: Rules = None, augment: str = "none", seed: int = 0
 ) -> dict[str, Any]: ...
+
+class SelfPlayWorker:
+    """Self-play handed weights as bytes, handing back finished games as shard bytes."""
+
+    def __init__(
+        self,
+        config_text: str,
+        name: str,
+        weights: bytes,
+        step: int = 0,
+        seed: int = 0,
+        set: list[str] = ...,
+        device: Optional[str] = None,
+    ) -> None: ...
+    def set_weights(self, weights: bytes, step: int) -> None: ...
+    def play(self, min_positions: int) -> list[dict[str, Any]]: ...
+    @property
+    def model_step(self) -> int: ...
+    @property
+    def games(self) -> int: ...
+    @property
+    def positions(self) -> int: ...
+
 def train(
     config: Optional[Union[str, PathLike[str]]] = None,
     run_dir: Optional[Union[str, PathLike[str]]] = None,
