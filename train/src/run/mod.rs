@@ -11,7 +11,7 @@
 //! | `metrics` | loss means, throughput windows, time fractions, TensorBoard and JSONL sinks |
 //! | `display` | the progress bar or plain progress lines |
 //! | `worker` | `train selfplay`: a separate self-play process |
-//! | `remote` | [`SelfPlayWorker`]: self-play handed weights as bytes, handing back shard bytes |
+//! | `remote` | [`SelfPlayWorker`] and [`LearnerSession`]: the halves of a run exchanging bytes, not files |
 //!
 //! The files of a run directory are described in [`crate::store::RunDir`].
 
@@ -32,7 +32,7 @@ use morris_env::Rng;
 
 pub use judge::{Judge, Judgement, OpponentResult};
 pub use metrics::peak_memory_mib;
-pub use remote::SelfPlayWorker;
+pub use remote::{LearnerSession, SelfPlayWorker, TrainReport};
 pub use stop::{StopRequest, signal_name};
 pub use worker::{WorkerOptions, selfplay_worker};
 
@@ -187,6 +187,20 @@ fn parse_config_file(file: &Path, overrides: &[String]) -> Result<TrainConfig> {
 /// # Errors
 /// Any failure of the run: I/O, a corrupt checkpoint, a diverging loss, a failed evaluation.
 pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>) -> Result<()> {
+    let Some((t, locks)) = open(start, options, judge)? else { return Ok(()) };
+    let result = run(t, options);
+    drop(locks);
+    result
+}
+
+/// Everything before the main loop: the devices checked, the run directory's locks taken, the
+/// learner built (new, or from the checkpoint resumed) and the trainer opened on the directory.
+/// `None` when the checkpoint to resume has already spent its budget (said unless quiet).
+fn open(
+    start: Start,
+    options: &Options,
+    judge: Option<Arc<dyn Judge>>,
+) -> Result<Option<(Trainer, Vec<RoleLock>)>> {
     let config = start.config().clone();
     build_thread_pool(config.run.threads)?;
     // Both devices are checked before anything is written.
@@ -246,7 +260,7 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
                         if steps_done { "its step budget is spent" } else { "its time budget is spent" }
                     );
                 }
-                return Ok(());
+                return Ok(None);
             }
             for s in skipped {
                 let aside = checkpoint::set_aside(&s.dir)?;
@@ -298,9 +312,7 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
             t.feed.replay.len()
         ));
     }
-    let result = run(t, options);
-    drop(locks);
-    result
+    Ok(Some((t, locks)))
 }
 
 /// Takes the learner's lock on the run directory and, when self-play runs in this process, the
@@ -432,21 +444,11 @@ fn interrupted(mut t: Trainer, signal: i32) -> Result<()> {
 /// The end of a run: a last checkpoint and (unless the last step was just evaluated) a last
 /// evaluation, the `FINISHED` mark and the summary.
 fn finish(mut t: Trainer, options: &Options) -> Result<()> {
-    t.save_checkpoint()?;
-    t.poll_eval(true)?;
-    let step = t.learner.step();
-    let every = t.config.schedule.eval_every;
-    if every > 0 && step > 0 && !step.is_multiple_of(every) {
-        t.start_eval()?;
-        t.poll_eval(true)?;
-    }
-    debug_assert!(!t.evaluating());
-    t.log_last()?;
-    t.dir.mark_finished(step)?;
-    t.display.finish();
+    finish_run(&mut t)?;
     if options.quiet {
         return Ok(());
     }
+    let step = t.learner.step();
     let session = t.clock.session();
     println!(
         "finished at step {step} after {:.1} min: {} positions from {} games; busy time: self-play {:.0}%, \
@@ -466,6 +468,24 @@ fn finish(mut t: Trainer, options: &Options) -> Result<()> {
         println!("best checkpoint Elo: {e:.0}");
     }
     println!("run directory: {}", t.dir.root().display());
+    Ok(())
+}
+
+/// The end of a run without the summary: a last checkpoint, a last evaluation (unless the last
+/// step was just evaluated), the last metrics and the `FINISHED` mark.
+fn finish_run(t: &mut Trainer) -> Result<()> {
+    t.save_checkpoint()?;
+    t.poll_eval(true)?;
+    let step = t.learner.step();
+    let every = t.config.schedule.eval_every;
+    if every > 0 && step > 0 && !step.is_multiple_of(every) {
+        t.start_eval()?;
+        t.poll_eval(true)?;
+    }
+    debug_assert!(!t.evaluating());
+    t.log_last()?;
+    t.dir.mark_finished(step)?;
+    t.display.finish();
     Ok(())
 }
 

@@ -1,17 +1,25 @@
-//! Self-play driven by a caller instead of a run directory: a worker handed weights as bytes
-//! that hands back its finished games as shard bytes, for schedulers without a shared disk (Ray
-//! actors). It plays with the same [`SelfPlayer`] as `train` and `train selfplay`.
+//! The two halves of a run driven by a caller instead of through a shared run directory, for
+//! schedulers without a shared disk (Ray actors): a self-play worker handed weights as bytes
+//! that hands back its finished games as shard bytes, and a learner that takes those shards and
+//! hands out the weights it publishes. They run the same [`SelfPlayer`] and trainer as `train`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use burn::prelude::Device;
 
 use super::selfplayer::SelfPlayer;
-use super::{build_thread_pool, fnv};
+use super::stop::StopRequest;
+use super::trainer::Trainer;
+use super::{Judge, Options, Role, Start, build_thread_pool, finish_run, fnv, open};
 use crate::config::TrainConfig;
 use crate::device::device_for_key;
-use crate::error::Result;
-use crate::store::{EncodedShard, ShardSink, model_from_bytes};
+use crate::error::{Result, TrainError};
+use crate::store::{
+    EncodedShard, MODEL_FILE, RoleLock, ShardSink, ShardWriter, model_from_bytes, sanitize_worker,
+    verify_manifest,
+};
 
 /// Stream of [`morris_env::Rng::derive`] for the seeds of remote workers (apart from the
 /// streams of `train selfplay` workers).
@@ -114,6 +122,127 @@ impl SelfPlayWorker {
     }
 }
 
+/// What one [`LearnerSession::train`] call did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrainReport {
+    /// Optimizer steps taken in the call.
+    pub steps: u64,
+    /// The learner's step after it.
+    pub step: u64,
+    /// The step of the newest published model ([`LearnerSession::weights`]).
+    pub published_step: u64,
+    /// Whether the run's budget is spent (call [`LearnerSession::finish`]).
+    pub done: bool,
+}
+
+/// The learner of a run fed by callers instead of a shared directory: it takes shards as bytes
+/// ([`LearnerSession::accept`]), trains at the config's reuse rate ([`LearnerSession::train`]),
+/// publishes weights as bytes ([`LearnerSession::weights`]), and writes its run directory
+/// (checkpoints, metrics, TensorBoard events, the accepted shards) as `train learn` does, so it
+/// resumes from it.
+pub struct LearnerSession {
+    t: Trainer,
+    locks: Vec<RoleLock>,
+    /// The newest published model version's name and step.
+    published: (String, u64),
+    /// One shard writer per worker name, continuing that worker's sequence in `games/`.
+    writers: HashMap<String, ShardWriter>,
+}
+
+impl LearnerSession {
+    /// Opens the learner of `start` (a new run, or one resumed from its run directory), as
+    /// `train learn` would, with `judge` rating it every `schedule.eval_every` steps. It publishes
+    /// its current weights and reads the shards already in `games/` that its checkpoint had not
+    /// (accepted after it). `None` when the run has already spent its budget.
+    ///
+    /// # Errors
+    /// As [`super::start_run`] before its loop: devices, locks (another learner of the run),
+    /// a corrupt checkpoint.
+    pub fn open(start: Start, judge: Option<Arc<dyn Judge>>) -> Result<Option<LearnerSession>> {
+        let options = Options { role: Role::Learn, quiet: true, stop: StopRequest::new() };
+        let Some((mut t, locks)) = open(start, &options, judge)? else { return Ok(None) };
+        let step = t.learner.step();
+        let name = t.dir.publish_model(step, &t.learner.inference_model())?;
+        t.ingest();
+        Ok(Some(LearnerSession { t, locks, published: (name, step), writers: HashMap::new() }))
+    }
+
+    /// The run's resolved config (what self-play workers need to play).
+    pub fn config(&self) -> &TrainConfig {
+        &self.t.config
+    }
+
+    /// The step of the newest published model and its `model.safetensors` bytes, checked
+    /// against the version's manifest.
+    ///
+    /// # Errors
+    /// If the published version cannot be read or fails its manifest.
+    pub fn weights(&self) -> Result<(u64, Vec<u8>)> {
+        let dir = self.t.dir.models().join(&self.published.0);
+        verify_manifest(&dir)?;
+        let path = dir.join(MODEL_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| TrainError::io("read", &path, e))?;
+        Ok((self.published.1, bytes))
+    }
+
+    /// Takes a worker's shard: its bytes are checked against their SHA-256 and as a shard, stored
+    /// in `games/` and put into the replay window. Returns the positions added.
+    ///
+    /// # Errors
+    /// [`TrainError::Corrupt`] naming the worker and the shard's number for damaged bytes
+    /// (nothing is stored); an I/O error if it cannot be stored.
+    pub fn accept(&mut self, shard: &EncodedShard) -> Result<u64> {
+        let worker = sanitize_worker(&shard.worker);
+        let dir = &self.t.dir;
+        let writer = self.writers.entry(worker.clone()).or_insert_with(|| ShardWriter::new(dir, &worker));
+        let added = self.t.accept_shard(shard, writer)?;
+        self.t.interval.add_selfplay(added, 0, Default::default());
+        Ok(added)
+    }
+
+    /// Up to `max_steps` optimizer steps, as far as the replay window and the reuse cap allow
+    /// (none until `replay.min_positions` positions have come), with the publishing, logging,
+    /// checkpoints and evaluations of `train`'s schedule.
+    ///
+    /// # Errors
+    /// A diverging loss, a failed evaluation, or a file that cannot be written.
+    pub fn train(&mut self, max_steps: u64) -> Result<TrainReport> {
+        let (steps, published) = self.t.train_burst(max_steps)?;
+        if let Some(name) = published {
+            let step =
+                name.strip_prefix("model-").and_then(|s| s.parse().ok()).unwrap_or(self.t.learner.step());
+            self.published = (name, step);
+        }
+        self.t.poll_eval(false)?;
+        Ok(TrainReport {
+            steps,
+            step: self.t.learner.step(),
+            published_step: self.published.1,
+            done: self.t.done(),
+        })
+    }
+
+    /// Writes a checkpoint of the current step (as a stop request does in `train`).
+    ///
+    /// # Errors
+    /// If it cannot be written.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        self.t.save_checkpoint()?;
+        self.t.log_last()
+    }
+
+    /// Ends the run: a last checkpoint and evaluation, the last metrics and the `FINISHED` mark,
+    /// then the run directory's locks are let go.
+    ///
+    /// # Errors
+    /// If the last checkpoint or evaluation fails.
+    pub fn finish(mut self) -> Result<()> {
+        let result = finish_run(&mut self.t);
+        drop(self.locks);
+        result
+    }
+}
+
 /// How errors name weights that came without a file.
 fn weights_source(worker: &str, step: u64) -> PathBuf {
     PathBuf::from(format!("weights of model step {step} sent to worker '{worker}'"))
@@ -146,7 +275,9 @@ mod tests {
     #[test]
     fn a_worker_turns_weights_into_shard_bytes() {
         let config = tiny();
-        let mut a = SelfPlayWorker::new(&config, "w1", 3, None, weights(&config, 1), 20).unwrap();
+        // Made once: other tests seed the backend's generator concurrently.
+        let w = weights(&config, 1);
+        let mut a = SelfPlayWorker::new(&config, "w1", 3, None, w.clone(), 20).unwrap();
         let shards = a.play(1500).unwrap();
         assert!(!shards.is_empty());
         let mut positions = 0;
@@ -159,8 +290,9 @@ mod tests {
         }
         assert!(positions >= 1, "finished games were returned");
         assert_eq!(shards.iter().map(|s| s.games as u64).sum::<u64>(), a.games());
-        let mut b = SelfPlayWorker::new(&config, "w1", 3, None, weights(&config, 1), 20).unwrap();
-        assert_eq!(b.play(1500).unwrap(), shards, "same seed, same weights: same games");
+        let mut b = SelfPlayWorker::new(&config, "w1", 3, None, w.clone(), 20).unwrap();
+        let digests = |v: &[EncodedShard]| v.iter().map(|s| s.sha256.clone()).collect::<Vec<_>>();
+        assert_eq!(digests(&b.play(1500).unwrap()), digests(&shards), "same seed, same weights: same games");
 
         let wider =
             TrainConfig { model: crate::NetConfig { width: 64, ..config.model.clone() }, ..config.clone() };
@@ -168,10 +300,86 @@ mod tests {
         assert!(matches!(&e, TrainError::Corrupt { .. }), "{e}");
         assert!(e.to_string().contains("worker 'w1'") && e.to_string().contains("step 40"), "{e}");
         assert_eq!(a.model_step(), 20);
-        a.set_weights(weights(&config, 2), 40).unwrap();
+        a.set_weights(w, 40).unwrap();
         assert_eq!(a.model_step(), 40);
         let more = a.play(100).unwrap();
         assert_eq!(more.first().map(|s| s.seq), Some(shards.len() as u64), "the sequence goes on");
         assert!(SelfPlayWorker::new(&config, "w2", 3, None, b"garbage".to_vec(), 0).is_err());
+    }
+
+    /// Feeds `learner` from `worker` until the run's budget is spent, handing the worker each
+    /// newly published model; returns the shards accepted.
+    fn feed(learner: &mut LearnerSession, worker: &mut SelfPlayWorker) -> usize {
+        let mut accepted = 0;
+        loop {
+            for shard in worker.play(300).unwrap() {
+                learner.accept(&shard).unwrap();
+                accepted += 1;
+            }
+            let report = learner.train(1000).unwrap();
+            if report.done {
+                return accepted;
+            }
+            if report.published_step != worker.model_step() {
+                let (step, weights) = learner.weights().unwrap();
+                assert_eq!(step, report.published_step);
+                worker.set_weights(weights, step).unwrap();
+            }
+        }
+    }
+
+    /// A learner fed shard bytes by a worker trains to its budget, publishes weights the worker
+    /// plays with, refuses damaged shards naming the worker, stores what it accepted in
+    /// `games/`, finishes like `train`, and resumes from its run directory.
+    #[test]
+    fn a_learner_session_trains_on_shard_bytes_and_resumes() {
+        let scratch = tempfile::tempdir().unwrap();
+        let run = scratch.path().join("run");
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml");
+        let set: Vec<String> = [
+            "run.threads=1",
+            "selfplay.parallel_games=4",
+            "schedule.total_steps=30",
+            "schedule.checkpoint_every=10",
+            "schedule.publish_every=10",
+            "schedule.eval_every=0",
+            "replay.min_positions=256",
+        ]
+        .map(String::from)
+        .to_vec();
+        let start = Start::decide(Some(&config), Some(&run), &set).unwrap();
+        let mut learner = LearnerSession::open(start, None).unwrap().expect("a new run");
+        let (step, weights) = learner.weights().unwrap();
+        assert_eq!(step, 0);
+        let mut worker = SelfPlayWorker::new(learner.config(), "w1", 1, None, weights, step).unwrap();
+        let good = worker.play(600).unwrap().remove(0);
+        let mut bad = good.clone();
+        bad.sha256 = "0".repeat(64);
+        let mut flipped = good.clone();
+        flipped.bytes[30] ^= 1;
+        flipped.sha256 = crate::store::sha256_hex(&flipped.bytes);
+        for shard in [bad, flipped] {
+            let e = learner.accept(&shard).unwrap_err();
+            assert!(matches!(&e, TrainError::Corrupt { .. }), "{e}");
+            assert!(e.to_string().contains("shard 0 from worker 'w1'"), "{e}");
+        }
+        assert!(learner.accept(&good).unwrap() > 0);
+        let accepted = 1 + feed(&mut learner, &mut worker);
+        learner.finish().unwrap();
+        let dir = crate::store::RunDir::new(&run);
+        assert!(dir.is_finished());
+        assert!(dir.checkpoints().join("step-30").is_dir());
+        let stored = std::fs::read_dir(dir.games()).unwrap().count();
+        assert_eq!(stored, accepted, "every accepted shard, and nothing else, is in games/");
+
+        // Finished: opening it again with the same budget does nothing; with more, it resumes.
+        let again = Start::decide(None, Some(&run), &[]).unwrap();
+        assert!(LearnerSession::open(again, None).unwrap().is_none());
+        let more = Start::decide(None, Some(&run), &["schedule.total_steps=40".to_string()]).unwrap();
+        let mut learner = LearnerSession::open(more, None).unwrap().expect("resumed");
+        assert_eq!(learner.weights().unwrap().0, 30);
+        feed(&mut learner, &mut worker);
+        learner.finish().unwrap();
+        assert!(dir.checkpoints().join("step-40").is_dir());
     }
 }

@@ -2,6 +2,7 @@
 //! steps, publishing model versions, checkpoints, logging and starting periodic evaluations.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use crate::error::{Result, TrainError};
 use crate::learner::Learner;
 use crate::replay::{Replay, TrainBatch};
 use crate::store::checkpoint::{self, CHECKPOINT_VERSION, CheckpointMeta};
-use crate::store::{RunDir, read_shard};
+use crate::store::{EncodedShard, RunDir, Shard, ShardWriter, decode_shard, read_shard, sha256_hex};
 
 /// The replay window and what it was filled from.
 pub(crate) struct Feed {
@@ -153,12 +154,7 @@ impl Trainer {
         for name in self.dir.new_shards(&self.feed.seen) {
             self.feed.seen.insert(name.clone());
             match read_shard(&self.dir.shard(&name)) {
-                Ok(shard) => {
-                    added += shard.samples.len() as u64;
-                    self.feed.games += shard.games as u64;
-                    self.feed.replay.extend(shard.samples);
-                    self.feed.shards.push(name);
-                }
+                Ok(shard) => added += self.take_shard(name, shard),
                 Err(e) => {
                     self.feed.corrupt_shards += 1;
                     self.display.warn(&format!("warning: skipping a game shard: {e}"));
@@ -166,6 +162,42 @@ impl Trainer {
             }
         }
         added
+    }
+
+    /// Puts a shard, stored in `games/` as `name`, into the replay window; returns the number of
+    /// positions added.
+    fn take_shard(&mut self, name: String, shard: Shard) -> u64 {
+        let added = shard.samples.len() as u64;
+        self.feed.games += shard.games as u64;
+        self.feed.replay.extend(shard.samples);
+        self.feed.seen.insert(name.clone());
+        self.feed.shards.push(name);
+        added
+    }
+
+    /// Takes a shard that came as bytes from `worker` (its `seq`-th, with the SHA-256 it was
+    /// sent with): checked like a shard file, stored in `games/` through `writer` (a resumed run
+    /// rebuilds its window from there) and put into the replay window. Returns the positions
+    /// added.
+    ///
+    /// # Errors
+    /// [`TrainError::Corrupt`] naming the worker and shard if the bytes do not match their
+    /// SHA-256 or are not a valid shard (counted in `data/corrupt_shards`); an I/O error if it
+    /// cannot be stored.
+    pub(crate) fn accept_shard(&mut self, shard: &EncodedShard, writer: &mut ShardWriter) -> Result<u64> {
+        let source = PathBuf::from(format!("shard {} from worker '{}'", shard.seq, shard.worker));
+        let checked = if sha256_hex(&shard.bytes) == shard.sha256 {
+            decode_shard(&shard.bytes, &source)
+        } else {
+            Err(TrainError::corrupt(
+                "game shard",
+                &source,
+                "its bytes do not match the SHA-256 it was sent with",
+            ))
+        };
+        let decoded = checked.inspect_err(|_| self.feed.corrupt_shards += 1)?;
+        let name = writer.write_bytes(&shard.bytes)?;
+        Ok(self.take_shard(name, decoded))
     }
 
     /// Rebuilds the replay window from the newest shards the checkpoint had read.

@@ -21,7 +21,7 @@ use burn::prelude::Device;
 use super::files::{read_text, write_atomic, write_dir_atomic};
 use super::manifest::{sha256_hex, write_manifest};
 use super::model_dir::{CONFIG_FILE, MODEL_FILE, load_model, save_model};
-use super::shard::{EncodedShard, encode_shard, write_shard};
+use super::shard::{EncodedShard, encode_shard};
 use crate::error::Result;
 use crate::model::PolicyValueNet;
 use crate::sample::Sample;
@@ -254,10 +254,19 @@ impl ShardWriter {
     /// # Errors
     /// If the file cannot be written.
     pub fn write(&mut self, samples: &[Sample], games: u32) -> Result<()> {
-        let path = self.dir.join(format!("{}-{:08}{SHARD_SUFFIX}", self.worker, self.seq));
-        write_shard(&path, samples, games)?;
+        self.write_bytes(&encode_shard(samples, games)?).map(|_| ())
+    }
+
+    /// Writes a shard's bytes ([`encode_shard`]) as the next shard, atomically; returns its
+    /// file name in `games/`.
+    ///
+    /// # Errors
+    /// If the file cannot be written.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<String> {
+        let name = format!("{}-{:08}{SHARD_SUFFIX}", self.worker, self.seq);
+        write_atomic(&self.dir.join(&name), bytes)?;
         self.seq += 1;
-        Ok(())
+        Ok(name)
     }
 }
 
