@@ -45,9 +45,18 @@ pub fn train_with_ladder(
     {
         eprintln!("{} has no checkpoint yet: starting with its config.toml", run_dir.display());
     }
+    let judge = judge_for(&start)?;
+    morris_train::start_run(start, options, Some(judge))
+}
+
+/// The [`LadderJudge`] a run's `[eval]` section asks for, as the run takes it.
+///
+/// # Errors
+/// A bad `eval.opponents` spec or rules preset, naming the config file.
+pub fn judge_for(start: &Start) -> Result<Arc<dyn Judge>, TrainError> {
     let judge = LadderJudge::from_config(start.config())
         .map_err(|e| TrainError::from(e).in_file(&start.config_file()))?;
-    morris_train::start_run(start, options, Some(Arc::new(judge)))
+    Ok(Arc::new(judge))
 }
 
 /// Rates a network against fixed opponents on a ladder's scale.

@@ -137,7 +137,8 @@ type Outputs<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>);
 /// after checking its manifest; `evaluate(observations)` runs the forward pass.
 #[pyclass(name = "Network", module = "morris._morris")]
 pub struct PyNetwork {
-    model: Mutex<PolicyValueNet>,
+    // Boxed: the network asks for 64-byte alignment, the Python object holding it gives 16.
+    model: Mutex<Box<PolicyValueNet>>,
     verified: bool,
 }
 
@@ -149,7 +150,7 @@ impl PyNetwork {
         py.detach(|| {
             let verified = matches!(verify_manifest(&dir).map_err(train_error)?, Verification::Verified);
             let (model, _) = load_model(&dir, &Device::flex()).map_err(train_error)?;
-            Ok(PyNetwork { model: Mutex::new(model), verified })
+            Ok(PyNetwork { model: Mutex::new(Box::new(model)), verified })
         })
     }
 

@@ -139,6 +139,21 @@ pub(crate) fn existing(path: &Path, what: &str) -> PyResult<()> {
     }
 }
 
+// CPython allocates a pyclass's Rust value inline in the Python object, aligned to 16 bytes
+// only, while PyO3 moves it with the type's own alignment: a type that asks for more (burn's
+// modules and the trainer ask for 64) is undefined behaviour there, and crashed a learner on an
+// aligned move. Such values are boxed; these checks keep every pyclass within 16.
+const _: () = {
+    use std::mem::align_of;
+    assert!(align_of::<agents::PyAgent>() <= 16);
+    assert!(align_of::<data::PyNetwork>() <= 16);
+    assert!(align_of::<game::PyGame>() <= 16);
+    assert!(align_of::<game::PyOutcome>() <= 16);
+    assert!(align_of::<remote::PyLearner>() <= 16);
+    assert!(align_of::<remote::PySelfPlayWorker>() <= 16);
+    assert!(align_of::<vec_env::PyVecEnv>() <= 16);
+};
+
 /// The native module `morris._morris`.
 #[pymodule]
 fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -180,3 +180,57 @@ def test_a_self_play_worker_turns_weights_into_shard_bytes(repo, fixture_run, sh
         morris.SelfPlayWorker(text, "w2", weights, set=["schedule.totl_steps=3"])
     with pytest.raises(morris.FileFormatError):
         morris.SelfPlayWorker(text, "w2", b"not safetensors")
+
+
+def test_a_learner_fed_by_a_worker_trains_resumes_and_refuses_damaged_shards(repo, tmp_path):
+    run = tmp_path / "run"
+    text = (repo / "configs" / "tiny.toml").read_text()
+    small = [
+        "run.threads=1",
+        "selfplay.parallel_games=4",
+        "schedule.total_steps=30",
+        "schedule.publish_every=10",
+        "schedule.checkpoint_every=10",
+        "eval.pairs=1",
+        "replay.min_positions=256",
+    ]
+    with pytest.raises(FileNotFoundError, match="config_text"):
+        morris.Learner(run)
+    with pytest.raises(ValueError, match="totl_steps"):
+        morris.Learner(run, text, set=["schedule.totl_steps=3"])
+    assert not run.exists(), "nothing is written for a bad config"
+    learner = morris.Learner(run, text, set=small)
+    step, weights = learner.weights()
+    assert step == 0 and weights[:8] != b""
+    worker = morris.SelfPlayWorker(learner.config_text, "w1", weights, step=step, seed=1)
+    shards = worker.play(600)
+    bad = dict(shards[0], bytes=shards[0]["bytes"][:-1] + b"\x00")
+    with pytest.raises(morris.FileFormatError, match="shard 0 from worker 'w1'"):
+        learner.accept(bad)
+    with pytest.raises(TypeError, match="sha256"):
+        learner.accept({k: v for k, v in shards[0].items() if k != "sha256"})
+
+    def feed(learner, worker, shards):
+        while True:
+            assert learner.accept(shards) > 0
+            report = learner.train(1000)
+            if report["done"]:
+                return report
+            if report["published_step"] != worker.model_step:
+                step, weights = learner.weights()
+                worker.set_weights(weights, step)
+            shards = worker.play(300)
+
+    assert feed(learner, worker, shards)["step"] == 30
+    learner.finish()
+    with pytest.raises(RuntimeError, match="finished"):
+        learner.train(1)
+    assert (run / "FINISHED").is_file() and (run / "checkpoints" / "step-30").is_dir()
+    assert metrics(run)[-1]["data/corrupt_shards"] == 1
+    # A learner restarted on its directory resumes from it (config_text is only for a new run).
+    with pytest.raises(RuntimeError, match="budget"):
+        morris.Learner(run, text)
+    again = morris.Learner(run, text, set=["schedule.total_steps=40"])
+    assert again.weights()[0] == 30
+    assert feed(again, worker, worker.play(300))["step"] == 40
+    again.finish()
