@@ -340,7 +340,9 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
     let mut selfplay = match options.role {
         Role::Both => {
             let seed = t.run_rng.next_u64();
-            let writer = ShardWriter::new(&t.dir, LOCAL_WORKER);
+            let mut writer = ShardWriter::new(&t.dir, LOCAL_WORKER);
+            // A run resumed without its games/ files must not reuse names it has read.
+            writer.skip_past(t.shards_read());
             let groups = rayon::current_num_threads();
             let model = t.dir.load_published(&first, &t.inference_device)?;
             Some(SelfPlayer::new(&t.config, t.rules, model, &t.inference_device, writer, seed, groups)?)

@@ -194,7 +194,12 @@ impl LearnerSession {
     pub fn accept(&mut self, shard: &EncodedShard) -> Result<u64> {
         let worker = sanitize_worker(&shard.worker);
         let dir = &self.t.dir;
-        let writer = self.writers.entry(worker.clone()).or_insert_with(|| ShardWriter::new(dir, &worker));
+        let read = self.t.shards_read();
+        let writer = self.writers.entry(worker.clone()).or_insert_with(|| {
+            let mut writer = ShardWriter::new(dir, &worker);
+            writer.skip_past(read);
+            writer
+        });
         let added = self.t.accept_shard(shard, writer)?;
         self.t.interval.add_selfplay(added, 0, Default::default());
         Ok(added)

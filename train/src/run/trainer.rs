@@ -164,6 +164,11 @@ impl Trainer {
         added
     }
 
+    /// The names of the shards read so far (restored from the checkpoint on resume).
+    pub(crate) fn shards_read(&self) -> &[String] {
+        &self.feed.shards
+    }
+
     /// Puts a shard, stored in `games/` as `name`, into the replay window; returns the number of
     /// positions added.
     fn take_shard(&mut self, name: String, shard: Shard) -> u64 {

@@ -244,6 +244,22 @@ impl ShardWriter {
         ShardWriter { dir, worker: worker.to_string(), seq }
     }
 
+    /// Moves the sequence past every name of this worker among `names` (the shards a learner
+    /// has read, from its checkpoint), so that a run resumed without its `games/` files never
+    /// writes a shard under a name the learner already counts as read (it would skip it).
+    pub fn skip_past<'a>(&mut self, names: impl IntoIterator<Item = &'a String>) {
+        let prefix = format!("{}-", self.worker);
+        for name in names {
+            if let Some(seq) = name
+                .strip_prefix(&prefix)
+                .and_then(|n| n.strip_suffix(SHARD_SUFFIX))
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                self.seq = self.seq.max(seq + 1);
+            }
+        }
+    }
+
     /// The sequence number of the next shard.
     pub fn next_seq(&self) -> u64 {
         self.seq
@@ -351,6 +367,22 @@ mod tests {
         assert_eq!(kept, MODELS_KEPT);
         run.load_published("model-00000005", &device).unwrap();
         assert!(run.load_published("model-00000000", &device).is_err(), "pruned");
+    }
+
+    #[test]
+    fn shard_writers_skip_past_names_already_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path());
+        let mut w = ShardWriter::new(&run, "local");
+        assert_eq!(w.next_seq(), 0);
+        let read: Vec<String> =
+            ["local-00000007.shard", "node2-00000040.shard", "local-00000003.shard", "local-junk.shard"]
+                .map(String::from)
+                .to_vec();
+        w.skip_past(&read);
+        assert_eq!(w.next_seq(), 8, "past local's highest, other workers' names ignored");
+        w.skip_past(&["local-00000001.shard".to_string()]);
+        assert_eq!(w.next_seq(), 8, "never backwards");
     }
 
     #[test]
