@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use morris_eval::LadderJudge;
 use morris_eval::judge::judge_for;
 use morris_train::run::{LearnerSession, SelfPlayWorker};
 use morris_train::store::{EncodedShard, RunDir};
@@ -28,7 +29,7 @@ pub struct PySelfPlayWorker {
 
 /// The lock of a worker whose earlier call panicked is refused, not reused.
 fn poisoned<T>(_: T) -> PyErr {
-    PyRuntimeError::new_err("the self-play worker failed in an earlier call")
+    PyRuntimeError::new_err("this object failed (panicked) in an earlier call and cannot be used")
 }
 
 #[pymethods]
@@ -86,20 +87,23 @@ impl PySelfPlayWorker {
 
     /// The step of the model it plays with.
     #[getter]
-    fn model_step(&self) -> PyResult<u64> {
-        Ok(self.inner.lock().map_err(poisoned)?.model_step())
+    fn model_step(&self, py: Python<'_>) -> PyResult<u64> {
+        // The lock is waited for without the GIL: another thread may be in `play`.
+        py.detach(|| Ok(self.inner.lock().map_err(poisoned)?.model_step()))
     }
 
     /// Games finished so far.
     #[getter]
-    fn games(&self) -> PyResult<u64> {
-        Ok(self.inner.lock().map_err(poisoned)?.games())
+    fn games(&self, py: Python<'_>) -> PyResult<u64> {
+        // The lock is waited for without the GIL: another thread may be in `play`.
+        py.detach(|| Ok(self.inner.lock().map_err(poisoned)?.games()))
     }
 
     /// Positions recorded so far (of finished and running games).
     #[getter]
-    fn positions(&self) -> PyResult<u64> {
-        Ok(self.inner.lock().map_err(poisoned)?.positions())
+    fn positions(&self, py: Python<'_>) -> PyResult<u64> {
+        // The lock is waited for without the GIL: another thread may be in `play`.
+        py.detach(|| Ok(self.inner.lock().map_err(poisoned)?.positions()))
     }
 }
 
@@ -162,8 +166,10 @@ impl PyLearner {
                         hint: "(give config_text to start one)".into(),
                     }));
                 };
-                // Checked before anything is written.
-                TrainConfig::from_toml(&text, &set).map_err(|e| train_error(TrainError::from(e)))?;
+                // Checked before anything is written: its keys, and the judge its [eval] asks for.
+                let config =
+                    TrainConfig::from_toml(&text, &set).map_err(|e| train_error(TrainError::from(e)))?;
+                LadderJudge::from_config(&config).map_err(|e| train_error(TrainError::from(e)))?;
                 std::fs::create_dir_all(&run_dir)
                     .map_err(|e| train_error(TrainError::io("create", &run_dir, e)))?;
                 morris_train::store::files::write_atomic(&dir.config(), text.as_bytes())

@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(a.model_step(), 20);
         a.set_weights(w, 40).unwrap();
         assert_eq!(a.model_step(), 40);
-        let more = a.play(100).unwrap();
+        let more = a.play(1500).unwrap();
         assert_eq!(more.first().map(|s| s.seq), Some(shards.len() as u64), "the sequence goes on");
         assert!(SelfPlayWorker::new(&config, "w2", 3, None, b"garbage".to_vec(), 0).is_err());
     }
