@@ -396,7 +396,7 @@ fn run(mut t: Trainer, options: &Options) -> Result<()> {
                 t.clock.selfplay_s += secs;
                 t.clock.selfplay_parts.add(progress.time);
                 wrote = progress.wrote_shard;
-                if let Some(name) = published {
+                if let Some((name, _)) = published {
                     sp.set_model(&t.dir.load_published(&name, &t.inference_device)?);
                 }
                 steps > 0

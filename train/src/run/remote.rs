@@ -213,10 +213,8 @@ impl LearnerSession {
     /// A diverging loss, a failed evaluation, or a file that cannot be written.
     pub fn train(&mut self, max_steps: u64) -> Result<TrainReport> {
         let (steps, published) = self.t.train_burst(max_steps)?;
-        if let Some(name) = published {
-            let step =
-                name.strip_prefix("model-").and_then(|s| s.parse().ok()).unwrap_or(self.t.learner.step());
-            self.published = (name, step);
+        if let Some(version) = published {
+            self.published = version;
         }
         self.t.poll_eval(false)?;
         Ok(TrainReport {

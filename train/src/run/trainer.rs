@@ -345,23 +345,24 @@ impl Trainer {
     }
 
     /// Up to `max_steps` optimizer steps, as far as the reuse cap allows. Returns the number of
-    /// steps and the last model version published meanwhile (for in-process self-play).
+    /// steps and the last model version published meanwhile, with its step (for self-play).
     ///
     /// # Errors
     /// A diverging loss, or a file that cannot be written.
-    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<String>)> {
+    pub(crate) fn train_burst(&mut self, max_steps: u64) -> Result<(u64, Option<(String, u64)>)> {
         let (mut steps, mut published) = (0, None);
         while steps < max_steps && self.can_train() {
-            if let Some(name) = self.train_step()? {
-                published = Some(name);
+            if let Some(version) = self.train_step()? {
+                published = Some(version);
             }
             steps += 1;
         }
         Ok((steps, published))
     }
 
-    /// One optimizer step and what follows it; returns the model version it published, if any.
-    fn train_step(&mut self) -> Result<Option<String>> {
+    /// One optimizer step and what follows it; returns the model version it published (name and
+    /// step), if any.
+    fn train_step(&mut self) -> Result<Option<(String, u64)>> {
         let t = Instant::now();
         let lr = self.learner.next_learning_rate(self.progress());
         let batch_size = self.config.optimizer.batch_size;
@@ -386,8 +387,11 @@ impl Trainer {
         if (publish || save) && !self.learner.weights_are_finite() {
             return Err(TrainError::NonFiniteWeights { step });
         }
-        let published =
-            if publish { Some(self.dir.publish_model(step, &self.learner.inference_model())?) } else { None };
+        let published = if publish {
+            Some((self.dir.publish_model(step, &self.learner.inference_model())?, step))
+        } else {
+            None
+        };
         // The run's last line waits for its final evaluation (see `log_last`).
         if log && !self.done() {
             self.log_interval(lr)?;
