@@ -257,7 +257,20 @@ impl PyLearner {
     }
 }
 
+/// Checks a run's config (TOML text with `section.key=value` overrides) as `Learner` does before
+/// it writes anything, the judge its `[eval]` asks for included, and returns it resolved, every
+/// key filled in, as TOML (what a driver reads to place the run's actors). Raises `ValueError`
+/// naming the key.
+#[pyfunction]
+#[pyo3(signature = (config_text, set = Vec::new()))]
+fn resolve_config(config_text: &str, set: Vec<String>) -> PyResult<String> {
+    let config = TrainConfig::from_toml(config_text, &set).map_err(|e| train_error(TrainError::from(e)))?;
+    LadderJudge::from_config(&config).map_err(|e| train_error(TrainError::from(e)))?;
+    Ok(config.to_toml())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_class::<PySelfPlayWorker>()?;
     m.add_class::<PyLearner>()?;
     Ok(())

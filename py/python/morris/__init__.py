@@ -50,7 +50,7 @@ from morris._morris import (
 from morris.data import read_shards
 from morris.match import MatchResult, play_match
 from morris.model import Model, load_model
-from morris.training import selfplay_worker, train
+from morris.training import resolve_config, selfplay_worker, train
 from morris.vec_env import VecEnv, sample_actions, unpack_masks
 
 __all__ = [
@@ -78,6 +78,7 @@ __all__ = [
     "play_match",
     "point_names",
     "read_shards",
+    "resolve_config",
     "sample_actions",
     "selfplay_worker",
     "train",

@@ -176,6 +176,7 @@ def build_tablebase(out: Union[str, PathLike[str]], max_pieces: int, rules: Rule
 def read_shards(
     paths: list[str], rules: Rules = None, augment: str = "none", seed: int = 0
 ) -> dict[str, Any]: ...
+def resolve_config(config_text: str, set: list[str] = ...) -> str: ...
 
 class SelfPlayWorker:
     """Self-play handed weights as bytes, handing back finished games as shard bytes."""

@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 
 from morris import _morris
 
-__all__ = ["overrides_to_set", "selfplay_worker", "train"]
+__all__ = ["overrides_to_set", "resolve_config", "selfplay_worker", "train"]
 
 Path_ = Union[str, "PathLike[str]"]
 
@@ -93,3 +93,10 @@ def selfplay_worker(
     the newest published model, writes game shards under ``name`` and returns when the learner
     finishes (or after ``minutes``). It waits up to ``wait`` seconds for the run to appear."""
     _morris.selfplay_worker(run_dir, name, minutes=minutes, wait=wait, device=device, quiet=quiet)
+
+
+def resolve_config(config_text: str, overrides: Union[None, Mapping[str, Any], Sequence[str]] = None) -> str:
+    """Checks a run's config (TOML text, with ``overrides`` as ``train`` takes them) as a new run
+    does before it writes anything, and returns it resolved, every key filled in, as TOML.
+    Raises ``ValueError`` naming the key."""
+    return _morris.resolve_config(config_text, set=overrides_to_set(overrides))
