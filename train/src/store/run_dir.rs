@@ -144,7 +144,8 @@ impl RunDir {
     }
 
     /// Publishes `model` as `models/model-STEP/` (built aside, then renamed) and points
-    /// `models/LATEST` at it; older versions beyond the newest [`MODELS_KEPT`] are deleted.
+    /// `models/LATEST` at it; older versions beyond the newest [`MODELS_KEPT`] are deleted, and
+    /// so are versions of later steps (left by a run that resumed from an earlier checkpoint).
     /// Returns the version's name (`model-STEP`, as [`RunDir::load_published`] takes it).
     ///
     /// # Errors
@@ -168,7 +169,13 @@ impl RunDir {
             .filter(|n| n.starts_with("model-"))
             .collect();
         versions.sort();
-        let cut = versions.len().saturating_sub(MODELS_KEPT);
+        // Versions above this one are from steps a resume went back past (published after the
+        // checkpoint it resumed from): gone, or pruning by name would delete this one instead.
+        let newer = versions.iter().position(|v| v.as_str() > name.as_str()).unwrap_or(versions.len());
+        for future in &versions[newer..] {
+            let _ = fs::remove_dir_all(models.join(future));
+        }
+        let cut = newer.saturating_sub(MODELS_KEPT);
         for old in &versions[..cut] {
             let _ = fs::remove_dir_all(models.join(old));
         }
@@ -367,6 +374,15 @@ mod tests {
         assert_eq!(kept, MODELS_KEPT);
         run.load_published("model-00000005", &device).unwrap();
         assert!(run.load_published("model-00000000", &device).is_err(), "pruned");
+        // A run resumed from step 1 (its version long pruned) publishes it again: it stays, and
+        // the versions of steps 2 to 5, from before the resume, go. (Pruned by name, the one
+        // just published went instead: the soak run of issue 40 found LATEST naming nothing.)
+        assert_eq!(run.publish_model(1, &model).unwrap(), "model-00000001");
+        assert_eq!(run.latest_model().as_deref(), Some("model-00000001"));
+        run.load_published("model-00000001", &device).unwrap();
+        for gone in ["model-00000002", "model-00000005"] {
+            assert!(run.load_published(gone, &device).is_err(), "{gone} is from before the resume");
+        }
     }
 
     #[test]
