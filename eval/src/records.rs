@@ -84,8 +84,18 @@ impl RecordSink {
 /// is not a game record or has an unknown result.
 pub fn read_records(path: &Path) -> Result<Vec<GameRecord>> {
     let file = File::open(path).map_err(|e| EvalError::io("open", path, e))?;
+    parse_records(BufReader::new(file), path)
+}
+
+/// Reads game records, one JSON object a line, from `reader`; `path` names them in errors.
+/// Blank lines are skipped.
+///
+/// # Errors
+/// [`EvalError::Record`] naming the line that cannot be read (not UTF-8), is not a game record,
+/// or has an unknown result.
+pub fn parse_records(reader: impl BufRead, path: &Path) -> Result<Vec<GameRecord>> {
     let mut out = Vec::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
+    for (i, line) in reader.lines().enumerate() {
         let bad = |reason: String| EvalError::Record { path: path.to_path_buf(), line: i + 1, reason };
         let line = line.map_err(|e| bad(format!("cannot read: {e}")))?;
         if line.trim().is_empty() {

@@ -118,7 +118,10 @@ pub fn wilson(k: u64, n: u64) -> (f64, f64, f64) {
     let denom = 1.0 + z * z / n;
     let centre = (p + z * z / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denom;
-    (p, (centre - half).max(0.0), (centre + half).min(1.0))
+    // The interval holds the rate itself: at k = n (or 0) the bound is 1 (or 0) analytically, and
+    // its rounding could leave it just short (a JSON reader that rounds correctly then saw a
+    // loss rate of 1 above its upper bound 0.9999999999999999).
+    (p, (centre - half).clamp(0.0, 1.0).min(p), (centre + half).clamp(0.0, 1.0).max(p))
 }
 
 fn slot(w: Wdl) -> usize {
@@ -309,5 +312,25 @@ pub fn random_placement_position(rng: &mut Rng) -> Position {
         if let Ok(pos) = Position::from_parts(pieces[0], pieces[1], kind.hands, kind.side, false) {
             return pos;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wilson;
+
+    /// Every interval holds its rate and lies in [0, 1]; all losses (or none) reach 1 (or 0)
+    /// exactly, where rounding once left the bound at 0.9999999999999999, below the rate.
+    #[test]
+    fn wilson_intervals_hold_their_rate() {
+        for n in 1..=300 {
+            for k in 0..=n {
+                let (p, low, high) = wilson(k, n);
+                assert!((0.0..=p).contains(&low) && (p..=1.0).contains(&high), "{k}/{n}: {low} {p} {high}");
+            }
+            assert_eq!(wilson(n, n).2, 1.0);
+            assert_eq!(wilson(0, n).1, 0.0);
+        }
+        assert_eq!(wilson(0, 0), (0.0, 0.0, 1.0));
     }
 }

@@ -126,7 +126,12 @@ impl Mapped {
         // damaged file is renamed aside, not rewritten. A table directory must not be edited
         // by other programs while a process has it open (docs/tablebase.md says so).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TablebaseError::io(path, e))?;
-        let (header, crc) = parse_header(path, &map[..HEADER], map.len() as u64)?;
+        // The mapping's own length, not the metadata's: a file cut short in between is an error.
+        let head = map.get(..HEADER).ok_or_else(|| TablebaseError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("{} bytes, shorter than the header", map.len()),
+        })?;
+        let (header, crc) = parse_header(path, head, map.len() as u64)?;
         #[cfg(unix)]
         {
             // Probes jump around the file: read-ahead would only waste the page cache.

@@ -301,6 +301,15 @@ impl JudgedSet {
     pub fn load(path: &Path) -> Result<JudgedSet, JudgedError> {
         let text =
             std::fs::read_to_string(path).map_err(|source| JudgedError::Io { path: path.into(), source })?;
+        JudgedSet::parse(&text, path)
+    }
+
+    /// Checks a set given as text, as [`JudgedSet::load`] does a file's; `path` names it in
+    /// errors.
+    ///
+    /// # Errors
+    /// As [`JudgedSet::load`], but for reading the file.
+    pub fn parse(text: &str, path: &Path) -> Result<JudgedSet, JudgedError> {
         let header_error = |reason: String| JudgedError::Header { path: path.into(), reason };
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else {

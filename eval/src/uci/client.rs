@@ -360,7 +360,7 @@ impl UciAgent {
 /// is not one. Besides a line of its own (`bestmove g4`), a tolerated quirk: a trailing
 /// `bestmove` token on an `info` line (`info depth 14 score cp 3 nodes 10826 bestmove g4`), as
 /// Sanmill's engine writes its last line. `info string` lines are free text and never count.
-fn bestmove_in(line: &str) -> Option<&str> {
+pub fn bestmove_in(line: &str) -> Option<&str> {
     let mut tokens = line.split_whitespace();
     match tokens.next()? {
         "bestmove" => Some(tokens.next().unwrap_or("")),

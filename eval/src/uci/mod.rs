@@ -9,7 +9,7 @@ mod client;
 mod engine;
 mod protocol;
 
-pub use client::{UciLimit, UciSpec};
+pub use client::{UciLimit, UciSpec, bestmove_in};
 pub use engine::{EngineKind, EngineOptions, notation_line, root_draw, serve};
 pub use protocol::{
     Command, DEFAULT_MOVES_TO_GO, GoLimits, UciError, centipawns, clock_budget, parse, wdl_per_mille,

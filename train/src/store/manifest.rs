@@ -96,6 +96,11 @@ pub fn verify(dir: &Path) -> Result<Verification> {
             ),
         ));
     }
+    if manifest.files.is_empty() {
+        // Nothing checked is not a verification: a manifest replaced by an empty one would
+        // otherwise pass any files off as verified.
+        return Err(TrainError::corrupt("manifest", &path, "it lists no file"));
+    }
     for (name, expected) in &manifest.files {
         if name.contains('/') || name.contains("..") {
             return Err(TrainError::corrupt("manifest", &path, format!("'{name}' is not a file name")));
@@ -139,5 +144,11 @@ mod tests {
         assert!(matches!(verify(dir), Err(TrainError::Io { .. })));
         fs::write(dir.join(MANIFEST_FILE), "{").unwrap();
         assert!(matches!(verify(dir), Err(TrainError::Corrupt { .. })));
+        // A manifest that lists nothing verifies nothing: refused, not "verified".
+        fs::write(dir.join(MANIFEST_FILE), r#"{"version":1,"files":[]}"#).unwrap();
+        match verify(dir).unwrap_err() {
+            TrainError::Corrupt { path, .. } => assert_eq!(path, dir.join(MANIFEST_FILE)),
+            other => panic!("{other}"),
+        }
     }
 }

@@ -9,7 +9,7 @@ use burn::store::{ModuleSnapshot, SafetensorsStore};
 use morris_env::features::OBS_VERSION;
 use serde::{Deserialize, Serialize};
 
-use super::files::{read_json, write_atomic, write_json};
+use super::files::{read_json, read_text, write_atomic, write_json};
 use super::manifest::verify;
 use super::rating::Elo;
 use crate::error::{Result, TrainError};
@@ -65,7 +65,19 @@ impl ModelCard {
     /// invalid network shape.
     pub fn read(dir: &Path) -> Result<ModelCard> {
         let path = dir.join(MODEL_CARD_FILE);
-        let card: ModelCard = read_json(&path, "model card")?;
+        ModelCard::from_json(&read_text(&path)?, &path)
+    }
+
+    /// Checks a card given as JSON text, as [`ModelCard::read`] does `model.json`; `path` names
+    /// it in errors.
+    ///
+    /// # Errors
+    /// [`TrainError::Corrupt`] if malformed, [`TrainError::Incompatible`] as for
+    /// [`ModelCard::read`].
+    pub fn from_json(text: &str, path: &Path) -> Result<ModelCard> {
+        let card: ModelCard =
+            serde_json::from_str(text).map_err(|e| TrainError::corrupt("model card", path, e))?;
+        let path = path.to_path_buf();
         if card.format != MODEL_CARD_VERSION {
             return Err(TrainError::incompatible(
                 &path,

@@ -1,0 +1,3 @@
+//! libFuzzer on `morris_fuzz::config` (see fuzz/src/lib.rs).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| morris_fuzz::config(data));
