@@ -37,14 +37,18 @@ def ledger(run_dir: Path) -> list:
     return [json.loads(line) for line in (run_dir / morris_ray.LEDGER).read_text().splitlines()]
 
 
-def call_until_back(call):
-    """``call()`` on an actor Ray is restarting (unavailable meanwhile)."""
+def call_until_back(call, done):
+    """``call()`` on an actor Ray is restarting (unavailable meanwhile; the killed process may
+    still answer a call made before the kill lands) until ``done(answer)``."""
     for _ in range(240):
         try:
-            return call()
+            answer = call()
+            if done(answer):
+                return answer
         except ray.exceptions.RayActorError:
-            time.sleep(0.5)
-    return call()
+            pass
+        time.sleep(0.5)
+    raise AssertionError("the actor did not come back")
 
 
 def assert_nothing_lost_or_twice(run_dir: Path, summary) -> None:
@@ -70,7 +74,8 @@ def test_a_run_with_two_workers_survives_a_killed_worker(repo, tmp_path, cluster
         if not killed and report["step"] >= 40:
             ray.kill(run.workers[0], no_restart=False)
             # Back under a new name (the run goes on meanwhile with the other worker's games).
-            killed.append(call_until_back(lambda: ray.get(run.workers[0].name.remote())))
+            name = call_until_back(lambda: ray.get(run.workers[0].name.remote()), lambda n: n != "w0")
+            killed.append(name)
 
     run = morris_ray.RayRun(
         tiny(repo), run_dir, workers=2, learner_cpus=1, overrides={"schedule.total_steps": 200}, quiet=True

@@ -19,6 +19,7 @@ or, from Python, ``morris.ray.run("configs/tiny.toml", "runs/tiny", workers=2)``
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -236,8 +237,9 @@ class RayRun:
             max_task_retries=0,
             scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
         )
+        cwd = os.getcwd()
         self.learner = learner_cls.remote(
-            str(self.run_dir), self.config_text, self.overrides, self._threads(self.learner_cpus)
+            str(self.run_dir), self.config_text, self.overrides, self._threads(self.learner_cpus), cwd
         )
         try:
             info = ray.get(self.learner.info.remote())
@@ -262,6 +264,7 @@ class RayRun:
                 (seed * 1_000_003 + step * 1009 + i + 1) % 2**63,
                 self._threads(self.worker_cpus),
                 None,
+                cwd,
             )
             for i in range(self.n_workers)
         ]

@@ -32,6 +32,13 @@ def _restarted() -> bool:
         return bool(ray.get_runtime_context().was_current_actor_reconstructed)
 
 
+def _enter(cwd: str) -> None:
+    """Works in the driver's directory where this node has it, so that relative paths in the
+    config (tables, judged positions) mean what they mean to the driver, as for ``train``."""
+    if cwd and os.path.isdir(cwd):
+        os.chdir(cwd)
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -76,7 +83,10 @@ class LearnerActor:
     workers send it. Restarted by Ray after a crash, it resumes from the run's last checkpoint and
     the shards accepted since (``morris.Learner``)."""
 
-    def __init__(self, run_dir: str, config_text: Optional[str], overrides: list[str], threads: int):
+    def __init__(
+        self, run_dir: str, config_text: Optional[str], overrides: list[str], threads: int, cwd: str = ""
+    ):
+        _enter(cwd)
         self.run_dir = Path(run_dir)
         overrides = [*overrides, f"run.threads={threads}"]
         self.learner = morris.Learner(self.run_dir, config_text, set=overrides)
@@ -155,7 +165,10 @@ class WorkerActor:
     (``NAME-rXXXXXX``), so that its shards are neither the games it played before nor numbered
     as them."""
 
-    def __init__(self, config_text: str, name: str, seed: int, threads: int, device: Optional[str]):
+    def __init__(
+        self, config_text: str, name: str, seed: int, threads: int, device: Optional[str], cwd: str = ""
+    ):
+        _enter(cwd)
         if _restarted():
             name = f"{name}-r{secrets.token_hex(3)}"
             seed = secrets.randbits(62)
