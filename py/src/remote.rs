@@ -167,9 +167,7 @@ impl PyLearner {
                     }));
                 };
                 // Checked before anything is written: its keys, and the judge its [eval] asks for.
-                let config =
-                    TrainConfig::from_toml(&text, &set).map_err(|e| train_error(TrainError::from(e)))?;
-                LadderJudge::from_config(&config).map_err(|e| train_error(TrainError::from(e)))?;
+                checked_config(&text, &set)?;
                 std::fs::create_dir_all(&run_dir)
                     .map_err(|e| train_error(TrainError::io("create", &run_dir, e)))?;
                 morris_train::store::files::write_atomic(&dir.config(), text.as_bytes())
@@ -264,9 +262,15 @@ impl PyLearner {
 #[pyfunction]
 #[pyo3(signature = (config_text, set = Vec::new()))]
 fn resolve_config(config_text: &str, set: Vec<String>) -> PyResult<String> {
-    let config = TrainConfig::from_toml(config_text, &set).map_err(|e| train_error(TrainError::from(e)))?;
+    Ok(checked_config(config_text, &set)?.to_toml())
+}
+
+/// A new run's config as `Learner` checks it before writing anything: its keys, and the judge its
+/// `[eval]` asks for.
+fn checked_config(text: &str, set: &[String]) -> PyResult<TrainConfig> {
+    let config = TrainConfig::from_toml(text, set).map_err(|e| train_error(TrainError::from(e)))?;
     LadderJudge::from_config(&config).map_err(|e| train_error(TrainError::from(e)))?;
-    Ok(config.to_toml())
+    Ok(config)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -376,15 +376,8 @@ class RayRun:
                     accepts[self.learner.accept.remote(shards_ref, max_steps)] = (shards_ref, summary)
                     self._fetch_weights(s)
                     continue
-                self._account(s, report)
+                self._account(s, report, produced)
                 s.step = report["step"]
-                for key in report["accepted"] + report["duplicates"]:
-                    produced.discard(tuple(key))
-                for worker, seq, message in report["refused"]:
-                    produced.discard((worker, seq))
-                    s.refused.append((worker, seq, message))
-                    if not self.quiet:
-                        print(f"refused shard {seq} from worker '{worker}': {message}", file=self.out)
                 if report["published_step"] != self._weights_step:
                     self._fetch_weights(s)
                 if on_progress is not None:
@@ -408,10 +401,7 @@ class RayRun:
                 self._learner_back(s)
                 accepts[self.learner.accept.remote(shards_ref, 0)] = (shards_ref, summary)
                 continue
-            self._account(s, report)
-            produced.difference_update(tuple(k) for k in report["accepted"] + report["duplicates"])
-            produced.difference_update((w, q) for w, q, _ in report["refused"])
-            s.refused.extend(tuple(r) for r in report["refused"])
+            self._account(s, report, produced)
         self._learner_call(lambda: ray.get(self.learner.finish.remote()), s)
         s.lost = sorted(produced)
 
@@ -439,13 +429,21 @@ class RayRun:
             self._learner_pid = info["pid"]
             s.learner_restarts += 1
 
-    @staticmethod
-    def _account(s: RunSummary, report: dict[str, Any]) -> None:
+    def _account(self, s: RunSummary, report: dict[str, Any], produced: set) -> None:
+        """Counts what an accept took, and strikes its shards (taken, skipped or refused) off
+        ``produced``, the shards returned and not yet settled."""
         s.positions += report["positions"]
         s.shard_bytes += report["bytes"]
         s.shards += len(report["accepted"])
         s.duplicates += len(report["duplicates"])
-        s.games += report.get("games", 0)
+        s.games += report["games"]
+        for key in report["accepted"] + report["duplicates"]:
+            produced.discard(tuple(key))
+        for worker, seq, message in report["refused"]:
+            produced.discard((worker, seq))
+            s.refused.append((worker, seq, message))
+            if not self.quiet:
+                print(f"refused shard {seq} from worker '{worker}': {message}", file=self.out)
 
     def _print_progress(self, s: RunSummary, report: dict[str, Any], elapsed: float) -> None:
         total = int(self.config["schedule"]["total_steps"])
