@@ -85,9 +85,9 @@ pub const MASK_WORDS: usize = NUM_ACTIONS.div_ceil(64);
 /// assert_eq!(m.nth(1), Some(Action(599)));
 /// assert_eq!(m.iter().collect::<Vec<_>>(), vec![Action(3), Action(599)]);
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-// `repr(transparent)`: a slice of masks is a slice of words, which `VecEnv::packed_masks_view`
-// shows without copying.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, bytemuck::Pod, bytemuck::Zeroable)]
+// `repr(transparent)` and `Pod`: a slice of masks is a slice of words, which
+// `VecEnv::packed_masks_view` shows without copying (`bytemuck::cast_slice`).
 #[repr(transparent)]
 pub struct ActionMask(pub [u64; MASK_WORDS]);
 

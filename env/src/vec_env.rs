@@ -501,10 +501,7 @@ impl VecEnv {
     /// action `a` in bit `a % 8` of byte `a / 8`.
     pub fn packed_masks_view(&self) -> ArrayView2<'_, u64> {
         let n = self.masks.len();
-        // SAFETY: `ActionMask` is `repr(transparent)` over `[u64; MASK_WORDS]`, so the `n` masks
-        // of the `Vec` are `n * MASK_WORDS` initialised, aligned, contiguous `u64`s, borrowed
-        // here for as long as `self`.
-        let words = unsafe { std::slice::from_raw_parts(self.masks.as_ptr().cast::<u64>(), n * MASK_WORDS) };
+        let words: &[u64] = bytemuck::cast_slice(&self.masks);
         ArrayView2::from_shape((n, MASK_WORDS), words).expect("N masks of MASK_WORDS words")
     }
 

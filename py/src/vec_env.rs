@@ -316,12 +316,7 @@ impl PyVecEnv {
     fn observations(slf: Bound<'_, Self>) -> Bound<'_, PyArray3<f32>> {
         let this = slf.borrow();
         let view = this.env.observations_view();
-        // SAFETY: the view's buffer is a `Vec` owned by the `VecEnv` inside `slf`, allocated in
-        // `VecEnv::new` and never resized or replaced (step and reset write into it in place),
-        // so it lives at the same address for as long as `slf`, which the array keeps alive as
-        // its base object. The array is made read-only at once (`read_only`), so NumPy never
-        // writes into memory that Rust owns.
-        read_only(unsafe { PyArray3::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N, 15, 24]` float32 view: in same-step mode, the last observation of each game that
@@ -330,9 +325,7 @@ impl PyVecEnv {
     fn final_observations(slf: Bound<'_, Self>) -> Bound<'_, PyArray3<f32>> {
         let this = slf.borrow();
         let view = this.env.final_observations_view();
-        // SAFETY: as for `observations`: a buffer of the env allocated once and kept alive by
-        // the base object `slf`.
-        read_only(unsafe { PyArray3::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N, 600]` bool view: the legal-action masks (all false in a finished game).
@@ -343,9 +336,7 @@ impl PyVecEnv {
             .env
             .masks_view()
             .ok_or_else(|| PyRuntimeError::new_err("the env was built without dense masks"))?;
-        // SAFETY: as for `observations`; NumPy's bool is one byte holding 0 or 1, the layout
-        // of Rust's `bool`, and the array is read-only.
-        Ok(read_only(unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }))
+        Ok(live_view(&slf, &view))
     }
 
     /// `[N, 10]` uint64 view: the legal-action masks packed, action `a` in bit `a % 64` of word
@@ -355,9 +346,7 @@ impl PyVecEnv {
     fn packed_masks(slf: Bound<'_, Self>) -> Bound<'_, PyArray2<u64>> {
         let this = slf.borrow();
         let view = this.env.packed_masks_view();
-        // SAFETY: as for `observations`: the packed masks are a `Vec` of the env allocated once
-        // in `VecEnv::new` and written in place, kept alive by the base object `slf`.
-        read_only(unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N, 2]` float32 view: rewards of the latest step, `[white, black]` per env.
@@ -365,8 +354,7 @@ impl PyVecEnv {
     fn rewards(slf: Bound<'_, Self>) -> Bound<'_, PyArray2<f32>> {
         let this = slf.borrow();
         let view = this.env.rewards_view();
-        // SAFETY: as for `observations`.
-        read_only(unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N]` bool view: whether each game ended by the rules on the latest step.
@@ -374,8 +362,7 @@ impl PyVecEnv {
     fn terminated(slf: Bound<'_, Self>) -> Bound<'_, PyArray1<bool>> {
         let this = slf.borrow();
         let view = ArrayView1::from(this.env.terminated());
-        // SAFETY: as for `masks`.
-        read_only(unsafe { PyArray1::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N]` bool view: whether each game was cut off by the turn cap on the latest step.
@@ -383,8 +370,7 @@ impl PyVecEnv {
     fn truncated(slf: Bound<'_, Self>) -> Bound<'_, PyArray1<bool>> {
         let this = slf.borrow();
         let view = ArrayView1::from(this.env.truncated());
-        // SAFETY: as for `masks`.
-        read_only(unsafe { PyArray1::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[N]` uint8 view: the player to move in each env (0 White, 1 Black).
@@ -392,8 +378,7 @@ impl PyVecEnv {
     fn current_player(slf: Bound<'_, Self>) -> Bound<'_, PyArray1<u8>> {
         let this = slf.borrow();
         let view = ArrayView1::from(this.env.current_player());
-        // SAFETY: as for `observations` (any byte is a valid `u8`).
-        read_only(unsafe { PyArray1::borrow_from_array(&view, slf.clone().into_any()) })
+        live_view(&slf, &view)
     }
 
     /// `[(env, message)]`: the envs that rejected their action on the latest step (flag mode).
@@ -473,9 +458,29 @@ fn illegal_in_env(env: &VecEnv, i: usize, value: i64, a: Action) -> PyErr {
 
 /// Marks an array that views the env's memory as read-only, so that Python cannot write into
 /// buffers the Rust side owns (NumPy refuses to make it writeable again: its base is not an array).
-fn read_only<D: numpy::ndarray::Dimension, T: numpy::Element>(
-    array: Bound<'_, numpy::PyArray<T, D>>,
-) -> Bound<'_, numpy::PyArray<T, D>> {
+/// A read-only NumPy array over `view`, one of the buffers of the `VecEnv` inside `owner`,
+/// without a copy; the array keeps `owner` alive as its base object.
+fn live_view<'py, T, D, S>(
+    owner: &Bound<'py, PyVecEnv>,
+    view: &numpy::ndarray::ArrayBase<S, D>,
+) -> Bound<'py, numpy::PyArray<T, D>>
+where
+    T: numpy::Element,
+    D: numpy::ndarray::Dimension,
+    S: numpy::ndarray::Data<Elem = T>,
+{
+    // SAFETY: `borrow_from_array` requires the memory behind `view` to stay valid, and not be
+    // mutated through NumPy, for as long as the array lives. Every `view` passed here borrows a
+    // `Vec` of the `VecEnv` inside `owner` that `VecEnv::new` allocates once and that is never
+    // resized or replaced (steps, resets and restarts write into it in place), so it stays at
+    // the same address while `owner` lives, and the array holds `owner` as its base object.
+    // The array is made read-only before it is returned, so NumPy never writes Rust's memory;
+    // the element types (`f32`, `u64`, `u8`, and `bool` as one byte holding 0 or 1) have the
+    // same layout on both sides. Rust writes the buffers only inside `&mut self` methods; a
+    // Python thread reading an array while another thread steps the env (the GIL is released
+    // during a step) races with those writes, the same contract as any NumPy array written by
+    // an operation that releases the GIL.
+    let array = unsafe { numpy::PyArray::borrow_from_array(view, owner.clone().into_any()) };
     array.readwrite().make_nonwriteable();
     array
 }
