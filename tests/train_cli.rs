@@ -234,6 +234,23 @@ fn tiny_run_writes_checkpoints_events_and_metrics_then_resumes() {
             .unwrap();
     assert!(meta2["samples_drawn"].as_u64() > meta["samples_drawn"].as_u64());
     assert!(meta2["wall_time_s"].as_f64() > meta["wall_time_s"].as_f64());
+
+    // A checkpoint copied without its run's games resumes with one warning that counts the
+    // missing shards (not one per shard, and not counted as corrupt).
+    let moved = dir.join("moved");
+    fs::create_dir_all(moved.join("checkpoints/step-160")).unwrap();
+    for e in fs::read_dir(run.join("checkpoints/step-160")).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), moved.join("checkpoints/step-160").join(e.file_name())).unwrap();
+    }
+    let o = train(&["--resume", moved.to_str().unwrap(), "--set", "schedule.total_steps=180"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stderr.matches("shard(s) the checkpoint had read are not in").count(), 1, "{stderr}");
+    assert!(!stderr.contains("misses a shard"), "{stderr}");
+    let last = |key: &str| metrics(&moved).into_iter().rev().find_map(|(_, m)| m.get(key).copied());
+    assert!(last("data/missing_shards").is_some_and(|n| n >= 1.0), "{:?}", last("data/missing_shards"));
+    assert_eq!(last("data/corrupt_shards"), Some(0.0));
 }
 
 #[test]

@@ -31,6 +31,9 @@ pub(crate) struct Feed {
     shards: Vec<String>,
     /// Shards skipped because they failed their checksum or did not parse.
     pub(crate) corrupt_shards: u64,
+    /// Shards a resumed checkpoint had read that are no longer in `games/` (a checkpoint
+    /// copied without its run's games, or a pruned directory): its replay window starts short.
+    missing_shards: u64,
     /// Games whose positions reached the learner.
     pub(crate) games: u64,
 }
@@ -101,6 +104,7 @@ impl Trainer {
             seen: HashSet::new(),
             shards: Vec::new(),
             corrupt_shards: 0,
+            missing_shards: 0,
             games: 0,
         };
         let mut t = Trainer {
@@ -205,10 +209,13 @@ impl Trainer {
         Ok(self.take_shard(name, decoded))
     }
 
-    /// Rebuilds the replay window from the newest shards the checkpoint had read.
+    /// Rebuilds the replay window from the newest shards the checkpoint had read. A damaged
+    /// shard is skipped with a warning naming it; shards that are gone are counted and named in
+    /// one warning (a checkpoint copied without its games misses every one of them).
     fn rebuild_replay(&mut self, meta: &CheckpointMeta) {
         let mut tail = Vec::new();
         let mut have = 0usize;
+        let mut missing = Vec::new();
         for name in meta.shards.iter().rev() {
             if have >= self.config.replay.window {
                 break;
@@ -218,11 +225,24 @@ impl Trainer {
                     have += shard.samples.len();
                     tail.push(shard.samples);
                 }
+                Err(TrainError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    missing.push(name.as_str());
+                }
                 Err(e) => {
                     self.feed.corrupt_shards += 1;
                     self.display.warn(&format!("warning: the replay window misses a shard: {e}"));
                 }
             }
+        }
+        if let (Some(newest), Some(oldest)) = (missing.first(), missing.last()) {
+            self.feed.missing_shards = missing.len() as u64;
+            self.display.warn(&format!(
+                "warning: {} shard(s) the checkpoint had read are not in {} ({oldest} .. {newest}): the \
+                 replay window starts with {have} positions (of {}) and self-play refills it",
+                missing.len(),
+                self.dir.games().display(),
+                self.config.replay.window,
+            ));
         }
         let replay = &mut self.feed.replay;
         for samples in tail.into_iter().rev() {
@@ -427,6 +447,7 @@ impl Trainer {
         };
         let (mut values, msg) = self.interval.take(&self.clock, &state);
         values.push(("data/corrupt_shards".to_string(), self.feed.corrupt_shards as f32));
+        values.push(("data/missing_shards".to_string(), self.feed.missing_shards as f32));
         values.append(&mut self.pending_eval);
         let step = self.learner.step();
         self.log_at(step, &values)?;
