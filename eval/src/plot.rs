@@ -40,12 +40,15 @@ pub enum XAxis {
 }
 
 /// Step and training hours of a checkpoint directory (from its `meta.json`), or of an exported
-/// model (its model card's step, and the hours of the checkpoint it came from if that is still
-/// there).
+/// model (its model card's step, and the hours its card records or, for an older card, those of
+/// the checkpoint it came from if that is still there).
 fn checkpoint_time(dir: &Path) -> Result<(u64, f64)> {
     if !dir.join(checkpoint::META_FILE).exists() && dir.join(MODEL_CARD_FILE).exists() {
         let card = ModelCard::read(dir)?;
-        let hours = checkpoint_time(Path::new(&card.source)).map_or(f64::NAN, |t| t.1);
+        let hours = match &card.training {
+            Some(training) => training.wall_time_s / 3600.0,
+            None => checkpoint_time(Path::new(&card.source)).map_or(f64::NAN, |t| t.1),
+        };
         return Ok((card.step, hours));
     }
     let meta = checkpoint::read_meta(dir)?;

@@ -1,5 +1,6 @@
 //! Exporting a checkpoint as a self-describing model directory: `model.safetensors` plus the
-//! `model.json` card (network config, observation layout, rules, step, Elo if known), with their
+//! `model.json` card (network config, observation layout, rules, step, Elo if known, and how it
+//! was trained: config, games, positions, wall time), with their
 //! checksums in `manifest.json`.
 
 use std::path::Path;
@@ -11,7 +12,8 @@ use super::checkpoint;
 use super::files::write_dir_atomic;
 use super::manifest::write_manifest;
 use super::model_dir::{
-    CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, save_model,
+    CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, TrainingRecord,
+    save_model,
 };
 use crate::error::{Result, TrainError};
 
@@ -40,6 +42,13 @@ pub fn export_checkpoint(checkpoint_dir: &Path, out: &Path) -> Result<ModelCard>
         step: loaded.meta.step,
         elo,
         source: checkpoint_dir.display().to_string(),
+        training: Some(TrainingRecord {
+            run: loaded.config.run.name.clone(),
+            games: loaded.meta.games,
+            positions: loaded.meta.positions,
+            wall_time_s: loaded.meta.wall_time_s,
+            config: loaded.config.to_toml(),
+        }),
     };
     write_dir_atomic(out, |tmp| {
         save_model(&loaded.model, tmp)?;
@@ -99,6 +108,10 @@ mod tests {
         assert_eq!(card.step, 7);
         assert_eq!(card.rules, "standard");
         assert_eq!(card.elo.as_ref().map(|e| (e.rating.elo, e.simulations)), Some((1000.0, 50)));
+        let training = card.training.as_ref().expect("the card records the training");
+        assert_eq!((training.games, training.positions, training.wall_time_s), (1, 10, 1.0));
+        let trained: TrainConfig = toml::from_str(&training.config).unwrap();
+        assert_eq!((trained.model.width, trained.run.name.as_str()), (16, training.run.as_str()));
         assert_eq!(ModelCard::read(&out).unwrap(), card);
         assert!(out.join(MODEL_FILE).is_file() && !out.join(CONFIG_FILE).exists());
 

@@ -54,6 +54,26 @@ pub struct ModelCard {
     pub elo: Option<EloAt>,
     /// The checkpoint it was exported from.
     pub source: String,
+    /// How it was trained (absent in cards written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<TrainingRecord>,
+}
+
+/// How an exported model was trained, from its checkpoint: the config and the compute.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingRecord {
+    /// The run's name (`run.name`).
+    pub run: String,
+    /// Self-play games behind the model.
+    pub games: u64,
+    /// Self-play positions behind the model.
+    pub positions: u64,
+    /// Wall time of training in seconds, over every resumed segment of the run.
+    pub wall_time_s: f64,
+    /// The training config, as the checkpoint's `train.toml` holds it (with the overrides of
+    /// its latest resume).
+    pub config: String,
 }
 
 impl ModelCard {
