@@ -47,7 +47,7 @@ pub fn export_checkpoint(checkpoint_dir: &Path, out: &Path) -> Result<ModelCard>
             games: loaded.meta.games,
             positions: loaded.meta.positions,
             wall_time_s: loaded.meta.wall_time_s,
-            config: loaded.config.to_toml(),
+            config: loaded.config_text.clone(),
         }),
     };
     write_dir_atomic(out, |tmp| {
