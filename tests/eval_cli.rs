@@ -277,3 +277,60 @@ fn export_then_play_a_scripted_game_over_stdin() {
     let o = eval(&["play", "--model", dir.join("missing").to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).1.contains("missing"));
 }
+
+#[test]
+fn a_match_plays_the_openings_of_a_book() {
+    let scratch = scratch();
+    let dir = scratch.path();
+    let book = dir.join("book.jsonl");
+    fs::write(
+        &book,
+        concat!(
+            r#"{"rules":"standard","seed":5,"moves":["d2","f4","d7","b4","a7","g4"],"value":"1/2-1/2"}"#,
+            "\n",
+            r#"{"rules":"standard","seed":6,"moves":["a1","g7","d6"],"value":"1-0"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("games.jsonl");
+    let args = ["match", "minimax:depth=1", "random", "--pairs", "2", "--openings", book.to_str().unwrap()];
+    let o = eval(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let games: Vec<serde_json::Value> =
+        fs::read_to_string(&out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(games.len(), 4);
+    // Records are appended as games end, in any order: pair i plays the book's line i.
+    for g in &games {
+        let (seed, moves, value) = [(5, "d2 f4 d7 b4 a7 g4", "1/2-1/2"), (6, "a1 g7 d6", "1-0")]
+            [g["pair"].as_u64().unwrap() as usize];
+        let played: Vec<&str> = g["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert_eq!(played[..moves.split(' ').count()].join(" "), moves, "{g}");
+        assert_eq!(
+            (g["opening_seed"].as_u64(), g["opening_value"].as_str()),
+            (Some(seed), Some(value)),
+            "{g}"
+        );
+        assert_eq!(g["opening_plies"].as_u64(), Some(moves.split(' ').count() as u64), "{g}");
+    }
+    // More pairs than openings, a book line with an illegal move, a random-opening flag beside
+    // the book, and a book without the tables that value it: named errors, nothing written.
+    let before = fs::read_to_string(&out).unwrap();
+    let o = eval(
+        &[&args[..4], &["3", "--openings", book.to_str().unwrap(), "--out", out.to_str().unwrap()]].concat(),
+    );
+    assert!(!o.status.success() && text(&o).1.contains("holds 2 openings"), "{}", text(&o).1);
+    let bad = dir.join("bad.jsonl");
+    fs::write(&bad, r#"{"rules":"standard","seed":1,"moves":["d2","d2"],"value":"1-0"}"#).unwrap();
+    let o = eval(
+        &[&args[..4], &["1", "--openings", bad.to_str().unwrap(), "--out", out.to_str().unwrap()]].concat(),
+    );
+    let err = text(&o).1;
+    assert!(!o.status.success() && err.contains("bad.jsonl:1") && err.contains("d2"), "{err}");
+    let o = eval(&[&args[..], &["--opening-plies", "4"]].concat());
+    assert!(!o.status.success() && text(&o).1.contains("--opening-plies"), "{}", text(&o).1);
+    let o = eval(&["openings", "--pairs", "1", "--out", dir.join("new.jsonl").to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("--opening-tb"), "{}", text(&o).1);
+    assert!(!dir.join("new.jsonl").exists());
+    assert_eq!(fs::read_to_string(&out).unwrap(), before);
+}

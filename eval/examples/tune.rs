@@ -5,7 +5,7 @@ use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::{MinimaxConfig, Rules};
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
-use morris_eval::arena::{MatchConfig, play_match};
+use morris_eval::arena::{MatchConfig, Openings, play_match};
 
 fn spec(depth: u32, weights: EvalWeights) -> AgentSpec {
     AgentSpec::Minimax(MinimaxConfig { tt_bits: ARENA_TT_BITS, weights, ..MinimaxConfig::depth(depth) })
@@ -30,7 +30,7 @@ fn main() {
         seed: 7,
         rules: Rules::standard(),
         batch_network: false,
-        openings: None,
+        openings: Openings::Random,
     };
     for (name, w) in variants {
         let a = spec(depth, w);

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::AgentSpec;
+use crate::book::result_for_white;
 use crate::error::{EvalError, Result};
 
 /// Streams of [`Rng::derive`] under the match seed.
@@ -128,12 +129,44 @@ pub struct MatchConfig {
     /// Play all games in lockstep, with network agents searching all their games in one batch
     /// (throughput) instead of one game at a time (latency).
     pub batch_network: bool,
-    /// Only openings of this exact value (`None`: every random opening).
-    pub openings: Option<OpeningFilter>,
+    /// Where the openings come from.
+    pub openings: Openings,
+}
+
+/// Where a match's openings come from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Openings {
+    /// A random opening of [`MatchConfig::opening_plies`] plies per pair, from the match seed.
+    #[default]
+    Random,
+    /// Random openings kept only when they have a given exact value (valued by tables).
+    Valued(OpeningFilter),
+    /// Given openings (an opening book, [`crate::book`]): pair `i` plays the `i`-th.
+    Book(Vec<Opening>),
+}
+
+/// The opening of one pair, as both its games start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Opening {
+    /// Seed of the random opening (for a book's openings, the one it was drawn from).
+    pub seed: u64,
+    /// Its moves from the start position.
+    pub moves: Vec<Action>,
+    /// Its exact value for the player to move after it, when known.
+    pub value: Option<Wdl>,
+}
+
+impl Opening {
+    /// The random opening of `plies` plies drawn from `seed` (as [`Game::random_opening`]).
+    fn random(rules: Rules, seed: u64, plies: u32) -> (Opening, Game) {
+        let mut game = Game::new(rules);
+        game.random_opening(&mut Rng::seed_from_u64(seed), plies);
+        (Opening { seed, moves: game.actions().to_vec(), value: None }, game)
+    }
 }
 
 /// The name of a rules value: its preset, or `custom`.
-fn rules_name(rules: &Rules) -> String {
+pub(crate) fn rules_name(rules: &Rules) -> String {
     Rules::PRESETS
         .iter()
         .find(|&&n| Rules::preset(n).as_ref() == Some(rules))
@@ -145,6 +178,7 @@ struct Table {
     pair: u32,
     g: u32,
     opening_seed: u64,
+    opening_plies: u32,
     opening_value: Option<Wdl>,
     /// Who is to move after the opening (whom `opening_value` speaks for).
     opening_mover: Color,
@@ -156,17 +190,22 @@ struct Table {
 }
 
 impl Table {
-    fn new(config: &MatchConfig, index: u32, opening: (u64, Option<Wdl>)) -> Table {
+    /// Game `index` of the match, from its pair's `opening` (whose moves are legal: checked
+    /// when the openings were drawn or read).
+    fn new(config: &MatchConfig, index: u32, opening: &Opening) -> Table {
         let (pair, g) = (index / 2, index % 2);
-        let (opening_seed, opening_value) = opening;
         let mut game = Game::new(config.rules);
-        game.random_opening(&mut Rng::seed_from_u64(opening_seed), config.opening_plies);
+        game.reserve(opening.moves.len());
+        for &a in &opening.moves {
+            game.apply_unchecked(a);
+        }
         let opening_mover = game.current_player();
         Table {
             pair,
             g,
-            opening_seed,
-            opening_value,
+            opening_seed: opening.seed,
+            opening_plies: opening.moves.len() as u32,
+            opening_value: opening.value,
             opening_mover,
             game,
             seconds: [0.0; 2],
@@ -236,16 +275,9 @@ impl Table {
             black: bs.name(),
             pair: self.pair,
             opening_seed: self.opening_seed,
-            opening_plies: config.opening_plies,
-            opening_value: self.opening_value.map(|w| {
-                // The value is the player to move's after the opening: as a result for White.
-                let white = if self.opening_mover == Color::White { w } else { w.flip() };
-                match white {
-                    Wdl::Win => "1-0".to_string(),
-                    Wdl::Draw => "1/2-1/2".to_string(),
-                    Wdl::Loss => "0-1".to_string(),
-                }
-            }),
+            opening_plies: self.opening_plies,
+            // The value is the player to move's after the opening: as a result for White.
+            opening_value: self.opening_value.map(|w| result_for_white(w, self.opening_mover).to_string()),
             rules: rules_name(&config.rules),
             moves: self.game.record().split_whitespace().map(str::to_string).collect(),
             result,
@@ -287,7 +319,7 @@ pub fn play_match<F>(
 where
     F: Fn(&GameRecord) + Sync,
 {
-    let openings = opening_seeds(config)?;
+    let openings = match_openings(config)?;
     if config.batch_network {
         return play_lockstep(a, b, config, &openings, on_game);
     }
@@ -295,7 +327,7 @@ where
         .into_par_iter()
         .with_max_len(1)
         .map(|i| {
-            let mut table = Table::new(config, i, openings[(i / 2) as usize]);
+            let mut table = Table::new(config, i, &openings[(i / 2) as usize]);
             let (mut agent_a, mut agent_b) = table.agents(a, b, config.seed)?;
             while table.live() {
                 let agent = if table.a_to_move() { agent_a.as_mut() } else { agent_b.as_mut() };
@@ -308,25 +340,41 @@ where
         .collect()
 }
 
-/// The opening seed of each pair, with its value when the match filters openings (pairs in
-/// parallel: valuing an opening with pieces in hand is a placement search).
+/// The opening of each pair, with its value when the match filters openings (pairs in
+/// parallel: valuing an opening with pieces in hand is a placement search) or reads a book.
 ///
 /// # Errors
 /// [`EvalError::Usage`] if the tables cannot value an opening (a missing sector, other rules),
-/// or no opening of the value asked for turns up in [`MAX_OPENING_TRIES`] draws.
-fn opening_seeds(config: &MatchConfig) -> Result<Vec<(u64, Option<Wdl>)>> {
-    let Some(filter) = &config.openings else {
-        return Ok((0..config.pairs)
-            .map(|p| (Rng::derive(config.seed, stream::OPENING, p as u64), None))
-            .collect());
-    };
-    filter.tablebase.check_rules(&config.rules).map_err(|e| EvalError::Usage(e.to_string()))?;
-    filtered_openings(config, filter.value, |game| filter.tablebase.value(game.position()))
+/// no opening of the value asked for turns up in [`MAX_OPENING_TRIES`] draws, or a book holds
+/// fewer openings than the match has pairs.
+pub fn match_openings(config: &MatchConfig) -> Result<Vec<Opening>> {
+    match &config.openings {
+        Openings::Random => Ok((0..config.pairs)
+            .map(|p| {
+                let seed = Rng::derive(config.seed, stream::OPENING, p as u64);
+                Opening::random(config.rules, seed, config.opening_plies).0
+            })
+            .collect()),
+        Openings::Valued(filter) => {
+            filter.tablebase.check_rules(&config.rules).map_err(|e| EvalError::Usage(e.to_string()))?;
+            filtered_openings(config, filter.value, |game| filter.tablebase.value(game.position()))
+        }
+        Openings::Book(book) => {
+            if book.len() < config.pairs as usize {
+                return Err(EvalError::Usage(format!(
+                    "the opening book holds {} openings, fewer than the {} pairs asked for",
+                    book.len(),
+                    config.pairs
+                )));
+            }
+            Ok(book[..config.pairs as usize].to_vec())
+        }
+    }
 }
 
 /// The first opening of each pair whose value (by `value`, for the player to move after it)
 /// `keep` accepts: the pair's unfiltered opening, then further ones from its retry stream.
-fn filtered_openings<V>(config: &MatchConfig, keep: OpeningValue, value: V) -> Result<Vec<(u64, Option<Wdl>)>>
+fn filtered_openings<V>(config: &MatchConfig, keep: OpeningValue, value: V) -> Result<Vec<Opening>>
 where
     V: Fn(&Game) -> std::result::Result<Wdl, morris_env::tablebase::TablebaseError> + Sync,
 {
@@ -341,8 +389,7 @@ where
                 } else {
                     Rng::derive(config.seed, stream::OPENING_RETRY, (pair as u64) << 16 | k)
                 };
-                let mut game = Game::new(config.rules);
-                game.random_opening(&mut Rng::seed_from_u64(seed), config.opening_plies);
+                let (opening, game) = Opening::random(config.rules, seed, config.opening_plies);
                 if game.outcome().is_terminal() {
                     continue;
                 }
@@ -350,7 +397,7 @@ where
                     EvalError::Usage(format!("cannot value the opening {}: {e}", game.record()))
                 })?;
                 if keep.accepts(value) {
-                    return Ok((seed, Some(value)));
+                    return Ok(Opening { value: Some(value), ..opening });
                 }
             }
             Err(EvalError::Usage(format!(
@@ -474,14 +521,14 @@ fn play_lockstep<F>(
     a: &AgentSpec,
     b: &AgentSpec,
     config: &MatchConfig,
-    openings: &[(u64, Option<Wdl>)],
+    openings: &[Opening],
     on_game: F,
 ) -> Result<Vec<GameRecord>>
 where
     F: Fn(&GameRecord) + Sync,
 {
     let mut tables: Vec<Table> =
-        (0..config.pairs * 2).map(|i| Table::new(config, i, openings[(i / 2) as usize])).collect();
+        (0..config.pairs * 2).map(|i| Table::new(config, i, &openings[(i / 2) as usize])).collect();
     let (agents_a, agents_b): (Vec<_>, Vec<_>) =
         tables.iter().map(|t| t.agents(a, b, config.seed)).collect::<Result<Vec<_>>>()?.into_iter().unzip();
     let mut seats = [
@@ -526,7 +573,7 @@ mod tests {
             seed: 42,
             rules: Rules::standard(),
             batch_network: false,
-            openings: None,
+            openings: Openings::Random,
         }
     }
 
@@ -584,21 +631,20 @@ mod tests {
     #[test]
     fn filtered_openings_keep_the_first_opening_that_fits_and_record_its_value() {
         let c = config(12);
-        let plain = opening_seeds(&c).unwrap();
+        let plain = match_openings(&c).unwrap();
         for keep in [OpeningValue::Draw, OpeningValue::Decided] {
             let kept = filtered_openings(&c, keep, parity).unwrap();
             let mut retried = 0;
-            for (pair, ((seed, value), (first, _))) in kept.iter().zip(&plain).enumerate() {
-                let mut game = Game::new(c.rules);
-                game.random_opening(&mut Rng::seed_from_u64(*seed), c.opening_plies);
+            for (pair, (opening, first)) in kept.iter().zip(&plain).enumerate() {
+                let (drawn, game) = Opening::random(c.rules, opening.seed, c.opening_plies);
+                assert_eq!(drawn.moves, opening.moves, "pair {pair}");
                 let v = parity(&game).unwrap();
-                assert_eq!(*value, Some(v), "pair {pair}");
+                assert_eq!(opening.value, Some(v), "pair {pair}");
                 assert!(keep.accepts(v), "pair {pair}: {keep:?} kept {v:?}");
                 // A pair whose unfiltered opening fits plays it.
-                let mut unfiltered = Game::new(c.rules);
-                unfiltered.random_opening(&mut Rng::seed_from_u64(*first), c.opening_plies);
+                let (_, unfiltered) = Opening::random(c.rules, first.seed, c.opening_plies);
                 if keep.accepts(parity(&unfiltered).unwrap()) {
-                    assert_eq!(seed, first, "pair {pair}");
+                    assert_eq!(opening.seed, first.seed, "pair {pair}");
                 } else {
                     retried += 1;
                 }
@@ -610,11 +656,32 @@ mod tests {
         let a = AgentSpec::parse("random").unwrap();
         let kept = filtered_openings(&c, OpeningValue::Decided, parity).unwrap();
         for i in 0..4 {
-            let table = Table::new(&c, i, kept[(i / 2) as usize]);
+            let table = Table::new(&c, i, &kept[(i / 2) as usize]);
             let record = table.record(&a, &a, &c);
             // After 4 plies White is to move, and the stand-in gives it the win.
             assert_eq!(record.opening_value.as_deref(), Some("1-0"));
         }
+        // A book of those openings plays the same games as the filtered match (same seed).
+        let b = AgentSpec::parse("minimax:depth=1").unwrap();
+        let strip = |g: Vec<GameRecord>| {
+            g.into_iter().map(|r| (r.opening_seed, r.opening_value, r.moves, r.result)).collect::<Vec<_>>()
+        };
+        let text = crate::book::to_jsonl(&kept, &c.rules).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let book = crate::book::load(&path, &c.rules).unwrap();
+        assert_eq!(book, kept);
+        let from_book = MatchConfig { openings: Openings::Book(book), ..config(3) };
+        let games = strip(play_match(&a, &b, &from_book, |_| {}).unwrap());
+        assert_eq!(games.len(), 6);
+        for (i, g) in games.iter().enumerate() {
+            let opening = &kept[i / 2];
+            assert_eq!((g.0, g.1.as_deref()), (opening.seed, Some("1-0")), "game {i}");
+        }
+        // A book shorter than the match: a named error before any game.
+        let e = play_match(&a, &b, &MatchConfig { pairs: 13, ..from_book }, |_| {}).unwrap_err();
+        assert!(e.to_string().contains("holds 12 openings, fewer than the 13 pairs"), "{e}");
         // No opening of the value, or one that cannot be valued: named errors.
         let never = |_: &Game| Ok(Wdl::Loss);
         let e = filtered_openings(&config(1), OpeningValue::Draw, never).unwrap_err();
@@ -633,7 +700,7 @@ mod tests {
         morris_env::tablebase::build(dir.path(), 3, &Rules::standard(), &|_| {}).unwrap();
         let tablebase = SharedTablebase::open(dir.path()).unwrap();
         let c = MatchConfig {
-            openings: Some(OpeningFilter { tablebase, value: OpeningValue::Draw }),
+            openings: Openings::Valued(OpeningFilter { tablebase, value: OpeningValue::Draw }),
             ..config(1)
         };
         let a = AgentSpec::parse("random").unwrap();

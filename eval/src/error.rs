@@ -41,6 +41,16 @@ pub enum EvalError {
         /// What is wrong.
         reason: String,
     },
+    /// A line of an opening book that is not a playable, valued opening.
+    #[error("{}:{line}: {reason}", path.display())]
+    Book {
+        /// The file.
+        path: PathBuf,
+        /// The line number, from 1 (0 for the book as a whole).
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file that is not what it should be (a ratings table, a ladder).
     #[error("{}: {reason}", path.display())]
     Corrupt {

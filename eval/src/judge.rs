@@ -15,7 +15,7 @@ use morris_train::{ConfigError, Judge, Judgement, OpponentResult, Options, Start
 
 use crate::accuracy::{measure_judged_spec, measure_spec, uniform_placement_positions, uniform_positions};
 use crate::agents::{AgentSpec, LoadedModel};
-use crate::arena::{MatchConfig, play_match};
+use crate::arena::{MatchConfig, Openings, play_match};
 use crate::elo::{FixedOpponent, rate_against};
 use crate::ladder::Ladder;
 use crate::report::MatchReport;
@@ -145,7 +145,7 @@ impl Judge for LadderJudge {
                 seed: Rng::derive(seed, MATCH_STREAM, i as u64),
                 rules: self.rules,
                 batch_network: true,
-                openings: None,
+                openings: Openings::Random,
             };
             let games = play_match(&network, opponent, &config, |_| {}).map_err(|e| e.to_string())?;
             let report = MatchReport::from_games(&network.name(), &opponent.name(), &games);

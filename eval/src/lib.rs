@@ -8,6 +8,7 @@
 //! | [`elo`] | the one Elo fit (Bradley–Terry by maximum likelihood, intervals, LOS) |
 //! | [`error`] | [`EvalError`], the variants callers match |
 //! | [`arena`] | the one match runner: colour-swapped pairs, game records |
+//! | [`book`] | opening books: openings with their exact values, replayable without tables |
 //! | [`report`] | a match from one side: W/D/L, pair-based score interval, pentanomial |
 //! | [`records`] | game record files (JSONL): append, read, rate |
 //! | [`ladder`] | the calibrated ladder (`eval/data/ladder.json`), typed |
@@ -19,6 +20,7 @@
 pub mod accuracy;
 pub mod agents;
 pub mod arena;
+pub mod book;
 pub mod duration;
 pub mod elo;
 pub mod error;

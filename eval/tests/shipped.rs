@@ -8,7 +8,7 @@ use burn::prelude::Device;
 use morris_env::Rules;
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
-use morris_eval::arena::{MatchConfig, play_match};
+use morris_eval::arena::{MatchConfig, Openings, play_match};
 use morris_train::TrainError;
 use morris_train::store::{
     MANIFEST_FILE, MODEL_CARD_FILE, MODEL_FILE, ModelCard, Verification, save_model, verify_manifest,
@@ -29,7 +29,7 @@ fn score_vs_random(model: &Path) -> f64 {
         seed: 7,
         rules: Rules::standard(),
         batch_network: false,
-        openings: None,
+        openings: Openings::Random,
     };
     let games = play_match(&a, &b, &config, |_| {}).expect("the match is played");
     MatchReport::from_games(&a.name(), &b.name(), &games).score

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use morris_env::{ActionMask, Agent, Game, Move, OBS_LEN};
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
-use morris_eval::arena::{MatchConfig, play_match as arena_match};
+use morris_eval::arena::{MatchConfig, Openings, play_match as arena_match};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -215,7 +215,7 @@ fn play_match_json(
         seed,
         rules: rules_from(rules)?,
         batch_network: false,
-        openings: None,
+        openings: Openings::Random,
     };
     py.detach(|| {
         let (a, b) = (spec_from(a)?, spec_from(b)?);

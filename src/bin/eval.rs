@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use morris::Preset;
 use morris_eval::agents::{AgentSpec, SPEC_FORMS};
-use morris_eval::arena::{GameRecord, MatchConfig, OpeningFilter, OpeningValue, play_match};
+use morris_eval::arena::{GameRecord, MatchConfig, OpeningFilter, OpeningValue, Openings, play_match};
 use morris_eval::elo::EloTable;
 use morris_eval::records::{RateNotes, RecordSink, rate, read_records};
 use morris_eval::{EvalError, Ladder, MatchReport};
@@ -59,6 +59,10 @@ struct MatchArgs {
     /// pieces in hand).
     #[arg(long, value_name = "DIR", requires = "opening_value")]
     opening_tb: Option<PathBuf>,
+    /// Play pair i from the i-th opening of this book (`eval openings`: openings with their exact
+    /// values, no tables needed) instead of a random one.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["opening_value", "opening_tb", "opening_plies"])]
+    openings: Option<PathBuf>,
 }
 
 /// Where the positions of `accuracy` and `positions` come from.
@@ -197,6 +201,16 @@ enum Command {
         args: MatchArgs,
         /// Append every game as one JSON line to this file (created if missing).
         #[arg(long, default_value = "games.jsonl")]
+        out: PathBuf,
+    },
+    /// Draw the openings of a match valued by the tables (--opening-value, --opening-tb) and
+    /// write them as an opening book, which `match --openings FILE` plays without tables: with
+    /// the same --seed, the same games as the valued match.
+    Openings {
+        #[command(flatten)]
+        args: MatchArgs,
+        /// The book to write (JSON Lines, one opening per pair).
+        #[arg(long)]
         out: PathBuf,
     },
     /// Measure an agent against perfect play: on positions the tables can value (drawn
@@ -466,11 +480,33 @@ fn run(command: Command) -> Result<(), EvalError> {
             }
             args.validate()?;
             let pool = thread_pool(args.threads)?;
+            let config = match_config(&args)?;
             let sink = RecordSink::open(&out)?;
-            let games = pool.install(|| run_match(&a, &b, &args, &sink))?;
+            let games = pool.install(|| run_match(&a, &b, &config, &sink))?;
             let report = MatchReport::from_games(&a.name(), &b.name(), &games);
             println!("{}", report.to_text());
             println!("games appended to {}", out.display());
+            Ok(())
+        }
+        Command::Openings { args, out } => {
+            if args.opening_value.is_none() || args.openings.is_some() {
+                return Err(EvalError::Usage(
+                    "openings are drawn and valued by tables: give --opening-value and --opening-tb".into(),
+                ));
+            }
+            args.validate()?;
+            let config = match_config(&args)?;
+            let started = std::time::Instant::now();
+            let openings =
+                thread_pool(args.threads)?.install(|| morris_eval::arena::match_openings(&config))?;
+            write_atomic(&out, morris_eval::book::to_jsonl(&openings, &config.rules)?.as_bytes())?;
+            println!(
+                "{} openings of {} plies valued in {:.1} s, written to {}",
+                openings.len(),
+                args.opening_plies,
+                started.elapsed().as_secs_f64(),
+                out.display()
+            );
             Ok(())
         }
         Command::Accuracy { agent, from, json } => {
@@ -579,6 +615,8 @@ fn run(command: Command) -> Result<(), EvalError> {
             }
             if args.pairs > 0 {
                 args.validate()?;
+                // The openings' tables or book are opened before anything is measured.
+                match_config(&args)?;
             }
             let pool = thread_pool(args.threads)?;
             let rows = pool.install(|| accuracy::measure_judged_spec(&a, &set, args.seed))?;
@@ -589,8 +627,9 @@ fn run(command: Command) -> Result<(), EvalError> {
             };
             print!("{}", accuracy.to_text());
             let report = if args.pairs > 0 {
+                let config = match_config(&args)?;
                 let sink = RecordSink::open(&out)?;
-                let games = pool.install(|| run_match(&a, &b, &args, &sink))?;
+                let games = pool.install(|| run_match(&a, &b, &config, &sink))?;
                 Some(print_with_losses(MatchReport::from_games(&a.name(), &b.name(), &games)))
             } else {
                 None
@@ -600,10 +639,12 @@ fn run(command: Command) -> Result<(), EvalError> {
                     let drawn = MatchArgs {
                         opening_value: Some(OpeningKind::Draw),
                         opening_tb: Some(dir.clone()),
+                        openings: None,
                         ..args.clone()
                     };
+                    let config = match_config(&drawn)?;
                     let sink = RecordSink::open(&out)?;
-                    let games = pool.install(|| run_match(&a, p, &drawn, &sink))?;
+                    let games = pool.install(|| run_match(&a, p, &config, &sink))?;
                     Some(print_with_losses(MatchReport::from_games(&a.name(), &p.name(), &games)))
                 }
                 None => None,
@@ -647,6 +688,8 @@ fn run(command: Command) -> Result<(), EvalError> {
                 )));
             }
             args.validate()?;
+            // The openings' tables or book are opened before anything is written.
+            match_config(&args)?;
             let pool = thread_pool(args.threads)?;
             let rungs: Vec<AgentSpec> = std::iter::once(AgentSpec::Random)
                 .chain((1..=max_depth).map(AgentSpec::minimax_depth))
@@ -665,7 +708,8 @@ fn run(command: Command) -> Result<(), EvalError> {
                         seed: args.seed.wrapping_add(1000 * i as u64 + gap as u64),
                         ..args.clone()
                     };
-                    let played = pool.install(|| run_match(b, a, &margs, &sink))?;
+                    let config = match_config(&margs)?;
+                    let played = pool.install(|| run_match(b, a, &config, &sink))?;
                     let report = MatchReport::from_games(&b.name(), &a.name(), &played);
                     println!("{}", report.to_text());
                     pairings.push(report);
@@ -755,32 +799,39 @@ fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, EvalError> {
     b.build().map_err(|e| EvalError::Usage(format!("cannot start worker threads: {e}")))
 }
 
-fn run_match(
-    a: &AgentSpec,
-    b: &AgentSpec,
-    args: &MatchArgs,
-    sink: &RecordSink,
-) -> Result<Vec<GameRecord>, EvalError> {
-    let config = MatchConfig {
+/// The arena's settings for `args` (the tables or the book of the openings opened and read).
+fn match_config(args: &MatchArgs) -> Result<MatchConfig, EvalError> {
+    let rules = args.rules.rules();
+    let openings = match (args.opening_value, &args.opening_tb, &args.openings) {
+        (_, _, Some(book)) => Openings::Book(morris_eval::book::load(book, &rules)?),
+        (Some(kind), Some(dir), None) => Openings::Valued(OpeningFilter {
+            tablebase: morris_env::tablebase::SharedTablebase::open(dir)
+                .map_err(|e| EvalError::Usage(format!("--opening-tb: {e}")))?,
+            value: match kind {
+                OpeningKind::Draw => OpeningValue::Draw,
+                OpeningKind::Decided => OpeningValue::Decided,
+            },
+        }),
+        _ => Openings::Random,
+    };
+    Ok(MatchConfig {
         pairs: args.pairs,
         opening_plies: args.opening_plies,
         seed: args.seed,
-        rules: args.rules.rules(),
+        rules,
         batch_network: false,
-        openings: match (args.opening_value, &args.opening_tb) {
-            (Some(kind), Some(dir)) => Some(OpeningFilter {
-                tablebase: morris_env::tablebase::SharedTablebase::open(dir)
-                    .map_err(|e| EvalError::Usage(format!("--opening-tb: {e}")))?,
-                value: match kind {
-                    OpeningKind::Draw => OpeningValue::Draw,
-                    OpeningKind::Decided => OpeningValue::Decided,
-                },
-            }),
-            _ => None,
-        },
-    };
+        openings,
+    })
+}
+
+fn run_match(
+    a: &AgentSpec,
+    b: &AgentSpec,
+    config: &MatchConfig,
+    sink: &RecordSink,
+) -> Result<Vec<GameRecord>, EvalError> {
     let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(2 * args.pairs as u64);
+        let bar = ProgressBar::new(2 * config.pairs as u64);
         if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} games ({eta})") {
             bar.set_style(style);
         }
@@ -789,7 +840,7 @@ fn run_match(
     } else {
         ProgressBar::hidden()
     };
-    let games = play_match(a, b, &config, |rec| {
+    let games = play_match(a, b, config, |rec| {
         sink.write(rec);
         bar.inc(1);
     })?;
