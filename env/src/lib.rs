@@ -11,6 +11,7 @@
 //!   game records in notation (`d6`, `a1-a4`, `xg7`).
 //! * [`Action`] and [`ActionMask`]: OpenSpiel's fixed 600-action encoding and a packed bitset.
 //! * [`features`]: the versioned `[C, 24]` observation from the mover's point of view.
+//! * [`board`]: board geometries as data (names, mills, lines), the tables derived from them.
 //! * [`Symmetry`]: the 16 board symmetries, mapping points, actions, masks and observations.
 //! * [`VecEnv`]: N games stepped in parallel with rayon into struct-of-arrays buffers.
 //! * [`perft()`]: node counts for checking move generation.
@@ -42,6 +43,7 @@
 
 mod action;
 mod agent;
+pub mod board;
 mod error;
 pub mod features;
 mod game;

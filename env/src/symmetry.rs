@@ -7,50 +7,14 @@
 use crate::action::{Action, ActionMask, NUM_ACTIONS};
 use crate::features::{NUM_PLANES, OBS_LEN};
 use crate::position::Position;
-use crate::types::{BitBoard, NUM_POINTS, POINT_COORDS, Point};
+use crate::types::{BitBoard, NUM_POINTS, Point};
 
 /// Number of symmetries.
 pub const NUM_SYMMETRIES: usize = 16;
 
-/// `PERMS[s][p]` is the image of point `p` under symmetry `s`.
-const PERMS: [[u8; NUM_POINTS]; NUM_SYMMETRIES] = {
-    let mut out = [[0u8; NUM_POINTS]; NUM_SYMMETRIES];
-    let mut s = 0;
-    while s < NUM_SYMMETRIES {
-        let mut p = 0;
-        while p < NUM_POINTS {
-            let (f, r) = POINT_COORDS[p];
-            let (mut dx, mut dy) = (f - 3, r - 3);
-            if s & 4 != 0 {
-                dx = -dx;
-            }
-            let mut k = 0;
-            while k < (s & 3) {
-                let t = dx;
-                dx = -dy;
-                dy = t;
-                k += 1;
-            }
-            if s & 8 != 0 {
-                // Ring distance 3 (outer) <-> 1 (inner); the middle ring (2) stays.
-                let ring = if dx.abs() > dy.abs() { dx.abs() } else { dy.abs() };
-                let scale = 4 - ring;
-                dx = dx / ring * scale;
-                dy = dy / ring * scale;
-            }
-            let mut q = 0;
-            while q < NUM_POINTS {
-                if POINT_COORDS[q].0 == dx + 3 && POINT_COORDS[q].1 == dy + 3 {
-                    out[s][p] = q as u8;
-                }
-                q += 1;
-            }
-            p += 1;
-        }
-        s += 1;
-    }
-    out
-};
+/// `PERMS[s][p]` is the image of point `p` under symmetry `s` (the nine board's, derived from
+/// its coordinates, mills and lines: [`crate::board::Board::new`]).
+const PERMS: [[u8; NUM_POINTS]; NUM_SYMMETRIES] = crate::board::NINE.symmetries;
 
 /// A board symmetry, `0..16`; 0 is the identity.
 ///

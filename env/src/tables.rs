@@ -1,36 +1,17 @@
-//! Board geometry as compile-time tables: the 16 mills, adjacency, and lookup tables for set-wide neighbour queries and move generation.
+//! The nine men's morris board's geometry as compile-time tables (views of [`NINE`]): the 16 mills, adjacency, and lookup tables for set-wide neighbour queries and move generation.
 
+use crate::board::{NINE, NINE_MILLS};
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
-/// The 16 mills as point triples, each listed along its line (the middle point is in the middle).
-pub const MILL_LINES: [[u8; 3]; 16] = [
-    // rows
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [9, 10, 11],
-    [12, 13, 14],
-    [15, 16, 17],
-    [18, 19, 20],
-    [21, 22, 23],
-    // columns
-    [0, 9, 21],
-    [3, 10, 18],
-    [6, 11, 15],
-    [1, 4, 7],
-    [16, 19, 22],
-    [8, 12, 17],
-    [5, 13, 20],
-    [2, 14, 23],
-];
+/// The 16 mills as point triples, each listed along its line (the middle point in the middle).
+pub const MILL_LINES: [[u8; 3]; 16] = NINE_MILLS;
 
 /// The 16 mills as point sets.
 pub const MILLS: [BitBoard; 16] = {
     let mut out = [BitBoard::EMPTY; 16];
     let mut i = 0;
     while i < 16 {
-        let [a, b, c] = MILL_LINES[i];
-        out[i] = BitBoard((1 << a) | (1 << b) | (1 << c));
+        out[i] = NINE.mills[i];
         i += 1;
     }
     out
@@ -39,36 +20,17 @@ pub const MILLS: [BitBoard; 16] = {
 /// For each point, the two mills through it.
 pub const MILLS_THROUGH: [[BitBoard; 2]; NUM_POINTS] = {
     let mut out = [[BitBoard::EMPTY; 2]; NUM_POINTS];
-    let mut seen = [0usize; NUM_POINTS];
-    let mut m = 0;
-    while m < 16 {
-        let mut k = 0;
-        while k < 3 {
-            let p = MILL_LINES[m][k] as usize;
-            out[p][seen[p]] = MILLS[m];
-            seen[p] += 1;
-            k += 1;
-        }
-        m += 1;
+    let mut p = 0;
+    while p < NUM_POINTS {
+        out[p] = [NINE.mills_through[p][0], NINE.mills_through[p][1]];
+        p += 1;
     }
     out
 };
 
 /// Neighbours of each point along the drawn lines. The lines of the board are exactly
 /// the consecutive pairs of the 16 mills, so adjacency is derived from them: 32 edges.
-pub const ADJACENT: [BitBoard; NUM_POINTS] = {
-    let mut out = [BitBoard::EMPTY; NUM_POINTS];
-    let mut m = 0;
-    while m < 16 {
-        let [a, b, c] = MILL_LINES[m];
-        let (a, b, c) = (a as usize, b as usize, c as usize);
-        out[a].0 |= 1 << b;
-        out[b].0 |= (1 << a) | (1 << c);
-        out[c].0 |= 1 << b;
-        m += 1;
-    }
-    out
-};
+pub const ADJACENT: [BitBoard; NUM_POINTS] = NINE.adjacent;
 
 /// `NEIGHBOURS_BY_BYTE[k][x]` is the union of the neighbours of the points `8k + i` for each
 /// bit `i` set in `x`. Three lookups give the neighbourhood of any set (see [`neighbours`]).

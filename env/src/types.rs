@@ -81,22 +81,10 @@ impl fmt::Display for Color {
 }
 
 /// Standard coordinate names of the points, in OpenSpiel's numbering (row by row from the top left).
-const POINT_NAMES: [&str; NUM_POINTS] = [
-    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
-    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
-];
+const POINT_NAMES: [&str; NUM_POINTS] = crate::board::NINE_NAMES;
 
 /// `(file, rank)` of each point, both 0-based: file `a` is 0, rank `1` is 0.
-pub(crate) const POINT_COORDS: [(i8, i8); NUM_POINTS] = {
-    let mut out = [(0i8, 0i8); NUM_POINTS];
-    let mut i = 0;
-    while i < NUM_POINTS {
-        let b = POINT_NAMES[i].as_bytes();
-        out[i] = ((b[0] - b'a') as i8, (b[1] - b'1') as i8);
-        i += 1;
-    }
-    out
-};
+pub(crate) const POINT_COORDS: [(i8, i8); NUM_POINTS] = crate::board::NINE.coords;
 
 /// One of the 24 points of the board, numbered as in OpenSpiel (0 = a7 … 23 = g1).
 ///

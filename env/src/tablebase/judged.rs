@@ -74,9 +74,9 @@ pub enum JudgedError {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgedHeader {
-    /// Always [`JUDGED_FORMAT`].
+    /// Always `"morris-judged-positions"`.
     pub format: String,
-    /// Always [`JUDGED_VERSION`].
+    /// Always 1 (the format's version).
     pub version: u32,
     /// The rules preset the values hold under (`standard` or `openspiel`).
     pub rules: String,

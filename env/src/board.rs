@@ -1,0 +1,399 @@
+//! Board geometries as data: a morris board is its points' names, its mills and its drawn lines, and every table the rules use (adjacency, mills through a point, symmetries) is derived from those at compile time.
+//!
+//! Only the nine men's morris board ([`NINE`]) exists so far; the rest of the crate reads its
+//! tables through [`crate::tables`], [`crate::Point`] and [`crate::Symmetry`]. The other boards
+//! of the morris family (docs/plans/morris-family.md) are further constants of the same type.
+
+use crate::types::{BitBoard, NUM_POINTS};
+
+/// The most points a board has (the 24-point boards).
+pub const MAX_POINTS: usize = NUM_POINTS;
+/// The most mills a board has (twelve men's morris: 16 plus 4 diagonals).
+pub const MAX_MILLS: usize = 20;
+/// The most mills through one point (the centre of three men's morris lies on 4 lines).
+pub const MAX_MILLS_THROUGH: usize = 4;
+/// The most symmetries a board has.
+pub const MAX_SYMMETRIES: usize = 16;
+
+/// A set no position can hold (bit 31 is beyond every board): the padding of
+/// [`Board::mills_through`], so that a test "is this mill complete" on it is always false.
+pub const NO_MILL: BitBoard = BitBoard(1 << 31);
+
+/// A board: its points, mills and lines, and the tables derived from them.
+///
+/// Points are numbered row by row from the top left (OpenSpiel's order on the nine board), and
+/// named by file letter and rank digit on a `grid × grid` lattice (`a7` is the top left of a
+/// 7 × 7 one). A drawn line joins two consecutive points of a mill, or is one of
+/// [`Board::extra_edges`] (lines that are in no mill).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Board {
+    /// The board's name, e.g. `"nine"`.
+    pub name: &'static str,
+    /// Number of points.
+    pub num_points: usize,
+    /// Side of the lattice the points lie on (7 for the 24-point boards).
+    pub grid: i8,
+    /// Each point's name, e.g. `"d6"`.
+    pub names: &'static [&'static str],
+    /// Each mill's three points, listed along its line (the middle point in the middle).
+    pub mill_lines: &'static [[u8; 3]],
+    /// Drawn lines that are in no mill.
+    pub extra_edges: &'static [(u8, u8)],
+    /// `(file, rank)` of each point, both from 0 (`a1` is `(0, 0)`); unused entries are `(0, 0)`.
+    pub coords: [(i8, i8); MAX_POINTS],
+    /// Every point of the board.
+    pub full: BitBoard,
+    /// Each mill as a set; the first [`Board::num_mills`] entries are used.
+    pub mills: [BitBoard; MAX_MILLS],
+    /// Number of mills.
+    pub num_mills: usize,
+    /// The neighbours of each point along the drawn lines.
+    pub adjacent: [BitBoard; MAX_POINTS],
+    /// The mills through each point, padded with [`NO_MILL`].
+    pub mills_through: [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS],
+    /// The most mills through any one point.
+    pub mills_per_point: usize,
+    /// `symmetries[s][p]` is the image of point `p` under symmetry `s`; the first
+    /// [`Board::num_symmetries`] are used, and symmetry 0 is the identity.
+    pub symmetries: [[u8; MAX_POINTS]; MAX_SYMMETRIES],
+    /// Number of symmetries: the maps of the lattice (see [`Board::new`]) that keep every mill a
+    /// mill and every line a line.
+    pub num_symmetries: usize,
+}
+
+impl Board {
+    /// Derives a board's tables from its names, mills and extra lines.
+    ///
+    /// The symmetries are tried in a fixed order, and each one that is a permutation of the
+    /// points mapping mills to mills and lines to lines, and differs from those kept before it,
+    /// is kept: symmetry `s` (0..16) reflects left–right if `s & 4`, then rotates by
+    /// `(s & 3) × 90°` anticlockwise about the centre, then, if `s & 8`, swaps the squares
+    /// (ring `r`, at distance `r` from the centre, goes to ring `c + 1 − r`, where `c` is the
+    /// outermost ring; the centre point stays).
+    ///
+    /// # Panics
+    /// At compile time, for inconsistent data: a name off the lattice, too many points, mills or
+    /// mills through a point, a mill or line naming a point that does not exist.
+    pub const fn new(
+        name: &'static str,
+        grid: i8,
+        names: &'static [&'static str],
+        mill_lines: &'static [[u8; 3]],
+        extra_edges: &'static [(u8, u8)],
+    ) -> Board {
+        let n = names.len();
+        assert!(n <= MAX_POINTS && mill_lines.len() <= MAX_MILLS);
+        let mut coords = [(0i8, 0i8); MAX_POINTS];
+        let mut i = 0;
+        while i < n {
+            let b = names[i].as_bytes();
+            assert!(b.len() == 2);
+            let (f, r) = ((b[0] - b'a') as i8, (b[1] - b'1') as i8);
+            assert!(f >= 0 && f < grid && r >= 0 && r < grid, "a point off the lattice");
+            coords[i] = (f, r);
+            i += 1;
+        }
+        let full = BitBoard(((1u64 << n) - 1) as u32);
+
+        let mut mills = [BitBoard::EMPTY; MAX_MILLS];
+        let mut adjacent = [BitBoard::EMPTY; MAX_POINTS];
+        let mut mills_through = [[NO_MILL; MAX_MILLS_THROUGH]; MAX_POINTS];
+        let mut through = [0usize; MAX_POINTS];
+        let mut m = 0;
+        while m < mill_lines.len() {
+            let [a, b, c] = mill_lines[m];
+            let (a, b, c) = (a as usize, b as usize, c as usize);
+            assert!(a < n && b < n && c < n, "a mill off the board");
+            mills[m] = BitBoard((1 << a) | (1 << b) | (1 << c));
+            adjacent[a].0 |= 1 << b;
+            adjacent[b].0 |= (1 << a) | (1 << c);
+            adjacent[c].0 |= 1 << b;
+            let pts = [a, b, c];
+            let mut k = 0;
+            while k < 3 {
+                let p = pts[k];
+                assert!(through[p] < MAX_MILLS_THROUGH, "too many mills through a point");
+                mills_through[p][through[p]] = mills[m];
+                through[p] += 1;
+                k += 1;
+            }
+            m += 1;
+        }
+        let mut e = 0;
+        while e < extra_edges.len() {
+            let (a, b) = (extra_edges[e].0 as usize, extra_edges[e].1 as usize);
+            assert!(a < n && b < n && a != b, "a line off the board");
+            adjacent[a].0 |= 1 << b;
+            adjacent[b].0 |= 1 << a;
+            e += 1;
+        }
+        let mut mills_per_point = 0;
+        let mut p = 0;
+        while p < n {
+            if through[p] > mills_per_point {
+                mills_per_point = through[p];
+            }
+            p += 1;
+        }
+
+        let mut board = Board {
+            name,
+            num_points: n,
+            grid,
+            names,
+            mill_lines,
+            extra_edges,
+            coords,
+            full,
+            mills,
+            num_mills: mill_lines.len(),
+            adjacent,
+            mills_through,
+            mills_per_point,
+            symmetries: [[0u8; MAX_POINTS]; MAX_SYMMETRIES],
+            num_symmetries: 0,
+        };
+        let mut s = 0;
+        while s < MAX_SYMMETRIES {
+            if let Some(perm) = board.lattice_map(s)
+                && board.is_automorphism(&perm)
+                && !board.has_symmetry(&perm)
+            {
+                board.symmetries[board.num_symmetries] = perm;
+                board.num_symmetries += 1;
+            }
+            s += 1;
+        }
+        board
+    }
+
+    /// The point at `(file, rank)`, if there is one.
+    const fn point_at(&self, f: i8, r: i8) -> Option<usize> {
+        let mut q = 0;
+        while q < self.num_points {
+            if self.coords[q].0 == f && self.coords[q].1 == r {
+                return Some(q);
+            }
+            q += 1;
+        }
+        None
+    }
+
+    /// Lattice map `s` (see [`Board::new`]) as a map of the points, if it maps points to points.
+    const fn lattice_map(&self, s: usize) -> Option<[u8; MAX_POINTS]> {
+        let c = (self.grid - 1) / 2;
+        let mut out = [0u8; MAX_POINTS];
+        let mut p = 0;
+        while p < self.num_points {
+            let (f, r) = self.coords[p];
+            let (mut dx, mut dy) = (f - c, r - c);
+            if s & 4 != 0 {
+                dx = -dx;
+            }
+            let mut k = 0;
+            while k < (s & 3) {
+                let t = dx;
+                dx = -dy;
+                dy = t;
+                k += 1;
+            }
+            if s & 8 != 0 {
+                let ring = if dx.abs() > dy.abs() { dx.abs() } else { dy.abs() };
+                if ring != 0 {
+                    let to = c + 1 - ring;
+                    dx = dx / ring * to;
+                    dy = dy / ring * to;
+                }
+            }
+            match self.point_at(dx + c, dy + c) {
+                Some(q) => out[p] = q as u8,
+                None => return None,
+            }
+            p += 1;
+        }
+        Some(out)
+    }
+
+    /// Whether `perm` is a permutation of the points that keeps mills and lines.
+    const fn is_automorphism(&self, perm: &[u8; MAX_POINTS]) -> bool {
+        let mut seen = 0u32;
+        let mut p = 0;
+        while p < self.num_points {
+            seen |= 1 << perm[p];
+            p += 1;
+        }
+        if seen != self.full.0 {
+            return false;
+        }
+        let mut m = 0;
+        while m < self.num_mills {
+            let image = Self::image(perm, self.mills[m]);
+            let mut found = false;
+            let mut k = 0;
+            while k < self.num_mills {
+                found |= self.mills[k].0 == image.0;
+                k += 1;
+            }
+            if !found {
+                return false;
+            }
+            m += 1;
+        }
+        let mut p = 0;
+        while p < self.num_points {
+            if Self::image(perm, self.adjacent[p]).0 != self.adjacent[perm[p] as usize].0 {
+                return false;
+            }
+            p += 1;
+        }
+        true
+    }
+
+    /// Whether `perm` is among the symmetries kept so far.
+    const fn has_symmetry(&self, perm: &[u8; MAX_POINTS]) -> bool {
+        let mut s = 0;
+        while s < self.num_symmetries {
+            let mut same = true;
+            let mut p = 0;
+            while p < self.num_points {
+                same &= self.symmetries[s][p] == perm[p];
+                p += 1;
+            }
+            if same {
+                return true;
+            }
+            s += 1;
+        }
+        false
+    }
+
+    /// The image of `set` under the point map `perm`.
+    const fn image(perm: &[u8; MAX_POINTS], set: BitBoard) -> BitBoard {
+        let mut out = 0u32;
+        let mut p = 0;
+        while p < MAX_POINTS {
+            if set.0 & (1 << p) != 0 {
+                out |= 1 << perm[p];
+            }
+            p += 1;
+        }
+        BitBoard(out)
+    }
+
+    /// The mills, as sets.
+    pub fn mills(&self) -> &[BitBoard] {
+        &self.mills[..self.num_mills]
+    }
+
+    /// The symmetries, as point maps (index `s` is symmetry `s`).
+    pub fn symmetries(&self) -> &[[u8; MAX_POINTS]] {
+        &self.symmetries[..self.num_symmetries]
+    }
+
+    /// The drawn lines, each once as `(a, b)` with `a < b`, in point order.
+    pub fn edges(&self) -> Vec<(u8, u8)> {
+        let mut out = Vec::new();
+        for a in 0..self.num_points {
+            for b in a + 1..self.num_points {
+                if self.adjacent[a].0 & (1 << b) != 0 {
+                    out.push((a as u8, b as u8));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The points of the nine men's morris board, in OpenSpiel's numbering.
+pub(crate) const NINE_NAMES: [&str; 24] = [
+    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
+    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
+];
+
+/// The 16 mills of the nine men's morris board: the eight rows, then the eight columns.
+pub(crate) const NINE_MILLS: [[u8; 3]; 16] = [
+    [0, 1, 2],
+    [3, 4, 5],
+    [6, 7, 8],
+    [9, 10, 11],
+    [12, 13, 14],
+    [15, 16, 17],
+    [18, 19, 20],
+    [21, 22, 23],
+    [0, 9, 21],
+    [3, 10, 18],
+    [6, 11, 15],
+    [1, 4, 7],
+    [16, 19, 22],
+    [8, 12, 17],
+    [5, 13, 20],
+    [2, 14, 23],
+];
+
+/// The nine men's morris board: three concentric squares joined at their midpoints, 24 points,
+/// 16 mills, 32 lines, 16 symmetries.
+pub const NINE: Board = Board::new("nine", 7, &NINE_NAMES, &NINE_MILLS, &[]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nine board's symmetries as the lab computed them before boards were data (a fixed
+    /// formula for the 7 × 7 lattice): the derived ones must be these, in this order.
+    fn legacy_nine_symmetries() -> [[u8; 24]; 16] {
+        let mut out = [[0u8; 24]; 16];
+        for (s, row) in out.iter_mut().enumerate() {
+            for (p, image) in row.iter_mut().enumerate() {
+                let b = NINE_NAMES[p].as_bytes();
+                let (mut dx, mut dy) = ((b[0] - b'a') as i8 - 3, (b[1] - b'1') as i8 - 3);
+                if s & 4 != 0 {
+                    dx = -dx;
+                }
+                for _ in 0..(s & 3) {
+                    (dx, dy) = (-dy, dx);
+                }
+                if s & 8 != 0 {
+                    let ring = dx.abs().max(dy.abs());
+                    (dx, dy) = (dx / ring * (4 - ring), dy / ring * (4 - ring));
+                }
+                let name = format!("{}{}", (b'a' + (dx + 3) as u8) as char, dy + 4);
+                *image = NINE_NAMES.iter().position(|n| *n == name).unwrap() as u8;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_nine_board_is_the_one_the_lab_always_had() {
+        assert_eq!((NINE.num_points, NINE.num_mills, NINE.mills_per_point), (24, 16, 2));
+        assert_eq!(NINE.full, BitBoard((1 << 24) - 1));
+        assert_eq!(NINE.edges().len(), 32);
+        assert_eq!(NINE.num_symmetries, 16);
+        assert_eq!(NINE.symmetries(), &legacy_nine_symmetries()[..]);
+        for p in 0..24 {
+            let through = NINE.mills_through[p];
+            assert!(through[0].0 & (1 << p) != 0 && through[1].0 & (1 << p) != 0, "point {p}");
+            assert_eq!(&through[2..], &[NO_MILL, NO_MILL], "point {p}");
+            let (f, r) = NINE.coords[p];
+            assert_eq!(format!("{}{}", (b'a' + f as u8) as char, r + 1), NINE.names[p]);
+        }
+    }
+
+    #[test]
+    fn a_board_keeps_only_the_maps_that_keep_its_mills() {
+        // Three men's morris: the 3 × 3 lattice, rows, columns and diagonals. Swapping the
+        // squares is the identity here (one ring), so the 8 maps of the square remain.
+        const NAMES: [&str; 9] = ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"];
+        const LINES: [[u8; 3]; 8] =
+            [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
+        const THREE: Board = Board::new("three", 3, &NAMES, &LINES, &[]);
+        assert_eq!((THREE.num_symmetries, THREE.mills_per_point, THREE.edges().len()), (8, 4, 16));
+        // Without the diagonals, the lines still allow the 8 maps, and no point is on 4 mills.
+        const SQUARE: Board =
+            Board::new("square", 3, &NAMES, &[[0, 1, 2], [6, 7, 8], [0, 3, 6], [2, 5, 8]], &[]);
+        assert_eq!((SQUARE.num_symmetries, SQUARE.mills_per_point), (8, 2));
+        // A mill that breaks the symmetry of the square leaves only the maps that keep it.
+        const ONE: Board = Board::new("one", 3, &NAMES, &[[0, 1, 2]], &[]);
+        assert_eq!(ONE.num_symmetries, 2, "the identity and the left-right mirror");
+    }
+}
