@@ -5,6 +5,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use morris_env::{ActionMask, Agent, Game, Move, OBS_LEN};
+use morris_eval::EvalError;
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
 use morris_eval::arena::{MatchConfig, Openings, play_match as arena_match};
@@ -187,11 +188,13 @@ fn mask_mismatch(i: usize, legal: &ActionMask, mask: &ActionMask) -> String {
 }
 
 /// Plays `pairs` colour-swapped pairs between agent specs `a` and `b` from random openings of
-/// `opening_plies` plies (both games of a pair share one), as `eval match` does, on `threads`
-/// threads with the GIL released. Returns JSON: `{"report": ..., "text": ..., "games": [...]}`
-/// (`morris.play_match` parses it).
+/// `opening_plies` plies (both games of a pair share one), or from the openings of the book at
+/// `openings` (`eval openings`), as `eval match` does, on `threads` threads with the GIL
+/// released. Returns JSON: `{"report": ..., "text": ..., "games": [...]}` (`morris.play_match`
+/// parses it). A book that cannot be read raises `OSError` (`FileNotFoundError` when missing),
+/// a malformed one or one shorter than `pairs` `ValueError`.
 #[pyfunction]
-#[pyo3(signature = (a, b, pairs = 10, opening_plies = 6, seed = 0, rules = None, threads = 1))]
+#[pyo3(signature = (a, b, pairs = 10, opening_plies = 6, seed = 0, rules = None, threads = 1, openings = None))]
 #[allow(clippy::too_many_arguments)]
 fn play_match_json(
     py: Python<'_>,
@@ -202,6 +205,7 @@ fn play_match_json(
     seed: u64,
     rules: Option<&Bound<'_, PyAny>>,
     threads: usize,
+    openings: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     if pairs == 0 {
         return Err(PyValueError::new_err("pairs must be at least 1"));
@@ -209,23 +213,28 @@ fn play_match_json(
     if threads == 0 {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    let config = MatchConfig {
-        pairs,
-        opening_plies,
-        seed,
-        rules: rules_from(rules)?,
-        batch_network: false,
-        openings: Openings::Random,
+    let rules = rules_from(rules)?;
+    let openings = match openings {
+        None => Openings::Random,
+        Some(path) => Openings::Book(morris_eval::book::load(&path, &rules).map_err(|e| match &e {
+            EvalError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                pyo3::exceptions::PyFileNotFoundError::new_err(e.to_string())
+            }
+            EvalError::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+            _ => PyValueError::new_err(e.to_string()),
+        })?),
     };
+    let config = MatchConfig { pairs, opening_plies, seed, rules, batch_network: false, openings };
     py.detach(|| {
         let (a, b) = (spec_from(a)?, spec_from(b)?);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))?;
-        let games = pool
-            .install(|| arena_match(&a, &b, &config, |_| {}))
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let games = pool.install(|| arena_match(&a, &b, &config, |_| {})).map_err(|e| match e {
+            EvalError::Usage(_) => PyValueError::new_err(e.to_string()),
+            _ => PyRuntimeError::new_err(e.to_string()),
+        })?;
         let report = MatchReport::from_games(&a.name(), &b.name(), &games);
         let out = serde_json::json!({ "report": report, "text": report.to_text(), "games": games });
         Ok(out.to_string())

@@ -60,6 +60,29 @@ def test_match_summary_is_the_cli_report():
         morris.play_match("random", "nobody")
 
 
+def test_match_from_an_opening_book(tmp_path):
+    book = tmp_path / "book.jsonl"
+    book.write_text(
+        '{"rules":"standard","seed":5,"moves":["d2","f4","d7","b4","a7","g4"],"value":"1/2-1/2"}\n'
+        '{"rules":"standard","seed":6,"moves":["a1","g7","d6"],"value":"1-0"}\n'
+    )
+    result = morris.play_match("minimax:depth=1", "random", pairs=2, seed=1, openings=book)
+    assert len(result.games) == 4
+    for g in result.games:
+        opening = ["d2 f4 d7 b4 a7 g4", "a1 g7 d6"][g["pair"]]
+        assert " ".join(g["moves"]).startswith(opening)
+        assert g["opening_value"] == ["1/2-1/2", "1-0"][g["pair"]]
+        assert g["opening_seed"] == [5, 6][g["pair"]]
+    with pytest.raises(ValueError, match="holds 2 openings"):
+        morris.play_match("minimax:depth=1", "random", pairs=3, openings=book)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"rules":"standard","seed":1,"moves":["d2","d2"],"value":"1-0"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl:1"):
+        morris.play_match("minimax:depth=1", "random", pairs=1, openings=str(bad))
+    with pytest.raises(FileNotFoundError):
+        morris.play_match("minimax:depth=1", "random", pairs=1, openings=tmp_path / "missing.jsonl")
+
+
 def test_perfect_player_from_tables_built_in_python(tmp_path):
     import random
 

@@ -171,6 +171,7 @@ def play_match_json(
     seed: int = 0,
     rules: Rules = None,
     threads: int = 1,
+    openings: Optional[str] = None,
 ) -> str: ...
 def build_tablebase(out: Union[str, PathLike[str]], max_pieces: int, rules: Rules = None) -> list[str]: ...
 def read_shards(

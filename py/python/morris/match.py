@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,13 +44,25 @@ def play_match(
     seed: int = 0,
     rules: Any = None,
     threads: int = 1,
+    openings: str | os.PathLike[str] | None = None,
 ) -> MatchResult:
     """Plays ``pairs`` colour-swapped pairs of games between agent specs ``a`` and ``b`` (both
-    games of a pair start from one random opening of ``opening_plies`` plies), on ``threads``
-    Rust threads with the GIL released. Raises ``SpecError`` for a bad spec."""
+    games of a pair start from one random opening of ``opening_plies`` plies, or, with
+    ``openings``, pair ``i`` from the ``i``-th opening of that opening book, as written by
+    ``eval openings``: openings with their exact values, e.g. the drawn ones in
+    ``eval/data/``), on ``threads`` Rust threads with the GIL released. Raises ``SpecError`` for
+    a bad spec, ``FileNotFoundError`` for a missing book and ``ValueError`` for a malformed one
+    or one with fewer openings than ``pairs``."""
     out = json.loads(
         _morris.play_match_json(
-            a, b, pairs=pairs, opening_plies=opening_plies, seed=seed, rules=rules, threads=threads
+            a,
+            b,
+            pairs=pairs,
+            opening_plies=opening_plies,
+            seed=seed,
+            rules=rules,
+            threads=threads,
+            openings=None if openings is None else os.fspath(openings),
         )
     )
     return MatchResult(report=out["report"], games=out["games"], text=out["text"])
