@@ -329,6 +329,8 @@ fn a_match_plays_the_openings_of_a_book() {
     assert!(!o.status.success() && err.contains("bad.jsonl:1") && err.contains("d2"), "{err}");
     let o = eval(&[&args[..], &["--opening-plies", "4"]].concat());
     assert!(!o.status.success() && text(&o).1.contains("--opening-plies"), "{}", text(&o).1);
+    let o = eval(&["ladder", "--max-depth", "1", "--pairs", "1", "--openings", book.to_str().unwrap()]);
+    assert!(!o.status.success() && text(&o).1.contains("is for match and strength"), "{}", text(&o).1);
     let o = eval(&["openings", "--pairs", "1", "--out", dir.join("new.jsonl").to_str().unwrap()]);
     assert!(!o.status.success() && text(&o).1.contains("--opening-tb"), "{}", text(&o).1);
     assert!(!dir.join("new.jsonl").exists());

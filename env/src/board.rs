@@ -72,8 +72,9 @@ impl Board {
     /// outermost ring; the centre point stays).
     ///
     /// # Panics
-    /// At compile time, for inconsistent data: a name off the lattice, too many points, mills or
-    /// mills through a point, a mill or line naming a point that does not exist.
+    /// At compile time, for inconsistent data: a lattice of even side (no centre), a name off
+    /// the lattice or given twice, too many points, mills or mills through a point, a mill or
+    /// line naming a point that does not exist.
     pub const fn new(
         name: &'static str,
         grid: i8,
@@ -83,6 +84,7 @@ impl Board {
     ) -> Board {
         let n = names.len();
         assert!(n <= MAX_POINTS && mill_lines.len() <= MAX_MILLS);
+        assert!(grid % 2 == 1, "the lattice has a centre point");
         let mut coords = [(0i8, 0i8); MAX_POINTS];
         let mut i = 0;
         while i < n {
@@ -91,6 +93,11 @@ impl Board {
             let (f, r) = ((b[0] - b'a') as i8, (b[1] - b'1') as i8);
             assert!(f >= 0 && f < grid && r >= 0 && r < grid, "a point off the lattice");
             coords[i] = (f, r);
+            let mut j = 0;
+            while j < i {
+                assert!(coords[j].0 != f || coords[j].1 != r, "two points with one name");
+                j += 1;
+            }
             i += 1;
         }
         let full = BitBoard(((1u64 << n) - 1) as u32);

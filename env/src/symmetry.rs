@@ -15,6 +15,7 @@ pub const NUM_SYMMETRIES: usize = 16;
 /// `PERMS[s][p]` is the image of point `p` under symmetry `s` (the nine board's, derived from
 /// its coordinates, mills and lines: [`crate::board::Board::new`]).
 const PERMS: [[u8; NUM_POINTS]; NUM_SYMMETRIES] = crate::board::NINE.symmetries;
+const _: () = assert!(crate::board::NINE.num_symmetries == NUM_SYMMETRIES);
 
 /// A board symmetry, `0..16`; 0 is the identity.
 ///

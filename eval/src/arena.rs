@@ -81,12 +81,12 @@ pub struct GameRecord {
     pub black: String,
     /// Index of the pair in its match; both games of a pair share the opening.
     pub pair: u32,
-    /// Seed of the random opening.
+    /// Seed of the random opening (for an opening from a book, the seed it was drawn from).
     pub opening_seed: u64,
-    /// Number of random opening plies.
+    /// Number of opening plies (played before the agents took over).
     pub opening_plies: u32,
     /// The opening's game-theoretic result (`1-0`, `1/2-1/2` or `0-1`: what perfect play from
-    /// it gives), when the match filtered its openings by value.
+    /// it gives), when the match filtered its openings by value or read them from a book.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opening_value: Option<String>,
     /// Rules preset name, or `custom`.
@@ -309,7 +309,8 @@ fn result_and_reason(game: &Game, forfeit: Option<&str>) -> (String, String) {
 /// tick a bar. Returns the games ordered by pair and game.
 ///
 /// # Errors
-/// Only in lockstep: [`EvalError::Internal`] if a network search finds no move in a live game.
+/// [`EvalError::Usage`] if the openings cannot be had (see [`match_openings`]); only in
+/// lockstep, [`EvalError::Internal`] if a network search finds no move in a live game.
 pub fn play_match<F>(
     a: &AgentSpec,
     b: &AgentSpec,
@@ -367,7 +368,28 @@ pub fn match_openings(config: &MatchConfig) -> Result<Vec<Opening>> {
                     config.pairs
                 )));
             }
-            Ok(book[..config.pairs as usize].to_vec())
+            let book = &book[..config.pairs as usize];
+            // Games replay the openings unchecked: every move must be legal, and the game live.
+            for (pair, opening) in book.iter().enumerate() {
+                let mut game = Game::new(config.rules);
+                for &a in &opening.moves {
+                    game.apply(a).map_err(|e| {
+                        EvalError::Usage(format!(
+                            "opening {} of the book: {e} after {}",
+                            pair + 1,
+                            game.record()
+                        ))
+                    })?;
+                }
+                if game.outcome().is_terminal() {
+                    return Err(EvalError::Usage(format!(
+                        "opening {} of the book: the game is over after {}",
+                        pair + 1,
+                        game.record()
+                    )));
+                }
+            }
+            Ok(book.to_vec())
         }
     }
 }

@@ -188,25 +188,31 @@ fn mask_mismatch(i: usize, legal: &ActionMask, mask: &ActionMask) -> String {
 }
 
 /// Plays `pairs` colour-swapped pairs between agent specs `a` and `b` from random openings of
-/// `opening_plies` plies (both games of a pair share one), or from the openings of the book at
+/// `opening_plies` plies (6 by default; both games of a pair share one), or from the openings of the book at
 /// `openings` (`eval openings`), as `eval match` does, on `threads` threads with the GIL
 /// released. Returns JSON: `{"report": ..., "text": ..., "games": [...]}` (`morris.play_match`
 /// parses it). A book that cannot be read raises `OSError` (`FileNotFoundError` when missing),
 /// a malformed one or one shorter than `pairs` `ValueError`.
 #[pyfunction]
-#[pyo3(signature = (a, b, pairs = 10, opening_plies = 6, seed = 0, rules = None, threads = 1, openings = None))]
+#[pyo3(signature = (a, b, pairs = 10, opening_plies = None, seed = 0, rules = None, threads = 1, openings = None))]
 #[allow(clippy::too_many_arguments)]
 fn play_match_json(
     py: Python<'_>,
     a: &str,
     b: &str,
     pairs: u32,
-    opening_plies: u32,
+    opening_plies: Option<u32>,
     seed: u64,
     rules: Option<&Bound<'_, PyAny>>,
     threads: usize,
     openings: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
+    if opening_plies.is_some() && openings.is_some() {
+        return Err(PyValueError::new_err(
+            "give opening_plies (random openings) or openings (a book), not both",
+        ));
+    }
+    let opening_plies = opening_plies.unwrap_or(6);
     if pairs == 0 {
         return Err(PyValueError::new_err("pairs must be at least 1"));
     }

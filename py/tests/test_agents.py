@@ -79,6 +79,8 @@ def test_match_from_an_opening_book(tmp_path):
     bad.write_text('{"rules":"standard","seed":1,"moves":["d2","d2"],"value":"1-0"}\n')
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         morris.play_match("minimax:depth=1", "random", pairs=1, openings=str(bad))
+    with pytest.raises(ValueError, match="not both"):
+        morris.play_match("minimax:depth=1", "random", pairs=1, opening_plies=4, openings=book)
     with pytest.raises(FileNotFoundError):
         morris.play_match("minimax:depth=1", "random", pairs=1, openings=tmp_path / "missing.jsonl")
 

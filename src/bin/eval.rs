@@ -613,11 +613,13 @@ fn run(command: Command) -> Result<(), EvalError> {
                     a.name()
                 )));
             }
-            if args.pairs > 0 {
+            // The openings' tables or book are opened (once) before anything is measured.
+            let config = if args.pairs > 0 {
                 args.validate()?;
-                // The openings' tables or book are opened before anything is measured.
-                match_config(&args)?;
-            }
+                Some(match_config(&args)?)
+            } else {
+                None
+            };
             let pool = thread_pool(args.threads)?;
             let rows = pool.install(|| accuracy::measure_judged_spec(&a, &set, args.seed))?;
             let accuracy = AccuracyReport {
@@ -626,10 +628,9 @@ fn run(command: Command) -> Result<(), EvalError> {
                 rows,
             };
             print!("{}", accuracy.to_text());
-            let report = if args.pairs > 0 {
-                let config = match_config(&args)?;
+            let report = if let Some(config) = &config {
                 let sink = RecordSink::open(&out)?;
-                let games = pool.install(|| run_match(&a, &b, &config, &sink))?;
+                let games = pool.install(|| run_match(&a, &b, config, &sink))?;
                 Some(print_with_losses(MatchReport::from_games(&a.name(), &b.name(), &games)))
             } else {
                 None
@@ -688,8 +689,13 @@ fn run(command: Command) -> Result<(), EvalError> {
                 )));
             }
             args.validate()?;
-            // The openings' tables or book are opened before anything is written.
-            match_config(&args)?;
+            if args.openings.is_some() {
+                return Err(EvalError::Usage(
+                    "the ladder draws random openings for each pairing from its seed; --openings is for match and strength".into(),
+                ));
+            }
+            // The openings' tables are opened (once) before anything is written.
+            let base = match_config(&args)?;
             let pool = thread_pool(args.threads)?;
             let rungs: Vec<AgentSpec> = std::iter::once(AgentSpec::Random)
                 .chain((1..=max_depth).map(AgentSpec::minimax_depth))
@@ -703,12 +709,11 @@ fn run(command: Command) -> Result<(), EvalError> {
                 }
                 for i in 0..rungs.len().saturating_sub(gap) {
                     let (a, b) = (&rungs[i], &rungs[i + gap]);
-                    let margs = MatchArgs {
+                    let config = MatchConfig {
                         pairs,
                         seed: args.seed.wrapping_add(1000 * i as u64 + gap as u64),
-                        ..args.clone()
+                        ..base.clone()
                     };
-                    let config = match_config(&margs)?;
                     let played = pool.install(|| run_match(b, a, &config, &sink))?;
                     let report = MatchReport::from_games(&b.name(), &a.name(), &played);
                     println!("{}", report.to_text());
@@ -803,7 +808,18 @@ fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, EvalError> {
 fn match_config(args: &MatchArgs) -> Result<MatchConfig, EvalError> {
     let rules = args.rules.rules();
     let openings = match (args.opening_value, &args.opening_tb, &args.openings) {
-        (_, _, Some(book)) => Openings::Book(morris_eval::book::load(book, &rules)?),
+        (_, _, Some(path)) => {
+            let book = morris_eval::book::load(path, &rules)?;
+            if book.len() < args.pairs as usize {
+                return Err(EvalError::Usage(format!(
+                    "{} holds {} openings, fewer than the {} pairs asked for",
+                    path.display(),
+                    book.len(),
+                    args.pairs
+                )));
+            }
+            Openings::Book(book)
+        }
         (Some(kind), Some(dir), None) => Openings::Valued(OpeningFilter {
             tablebase: morris_env::tablebase::SharedTablebase::open(dir)
                 .map_err(|e| EvalError::Usage(format!("--opening-tb: {e}")))?,

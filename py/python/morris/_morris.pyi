@@ -167,11 +167,11 @@ def play_match_json(
     a: str,
     b: str,
     pairs: int = 10,
-    opening_plies: int = 6,
+    opening_plies: Optional[int] = None,
     seed: int = 0,
     rules: Rules = None,
     threads: int = 1,
-    openings: Optional[str] = None,
+    openings: Union[str, PathLike[str], None] = None,
 ) -> str: ...
 def build_tablebase(out: Union[str, PathLike[str]], max_pieces: int, rules: Rules = None) -> list[str]: ...
 def read_shards(

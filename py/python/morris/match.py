@@ -40,19 +40,20 @@ def play_match(
     b: str,
     *,
     pairs: int = 10,
-    opening_plies: int = 6,
+    opening_plies: int | None = None,
     seed: int = 0,
     rules: Any = None,
     threads: int = 1,
     openings: str | os.PathLike[str] | None = None,
 ) -> MatchResult:
     """Plays ``pairs`` colour-swapped pairs of games between agent specs ``a`` and ``b`` (both
-    games of a pair start from one random opening of ``opening_plies`` plies, or, with
+    games of a pair start from one random opening of ``opening_plies`` plies, 6 by default, or, with
     ``openings``, pair ``i`` from the ``i``-th opening of that opening book, as written by
     ``eval openings``: openings with their exact values, e.g. the drawn ones in
     ``eval/data/``), on ``threads`` Rust threads with the GIL released. Raises ``SpecError`` for
     a bad spec, ``FileNotFoundError`` for a missing book and ``ValueError`` for a malformed one
-    or one with fewer openings than ``pairs``."""
+    or one with fewer openings than ``pairs``, or when given both ``opening_plies`` and
+    ``openings``."""
     out = json.loads(
         _morris.play_match_json(
             a,
