@@ -4,7 +4,7 @@
 //! tables through [`crate::tables`], [`crate::Point`] and [`crate::Symmetry`]. The other boards
 //! of the morris family (docs/plans/morris-family.md) are further constants of the same type.
 
-use crate::types::{BitBoard, NUM_POINTS};
+use crate::types::{BitBoard, NUM_POINTS, POINT_NAMES};
 
 /// The most points a board has (the 24-point boards).
 pub const MAX_POINTS: usize = NUM_POINTS;
@@ -311,12 +311,6 @@ impl Board {
     }
 }
 
-/// The points of the nine men's morris board, in OpenSpiel's numbering.
-pub(crate) const NINE_NAMES: [&str; 24] = [
-    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
-    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
-];
-
 /// The 16 mills of the nine men's morris board: the eight rows, then the eight columns.
 pub(crate) const NINE_MILLS: [[u8; 3]; 16] = [
     [0, 1, 2],
@@ -339,7 +333,7 @@ pub(crate) const NINE_MILLS: [[u8; 3]; 16] = [
 
 /// The nine men's morris board: three concentric squares joined at their midpoints, 24 points,
 /// 16 mills, 32 lines, 16 symmetries.
-pub const NINE: Board = Board::new("nine", 7, &NINE_NAMES, &NINE_MILLS, &[]);
+pub const NINE: Board = Board::new("nine", 7, &POINT_NAMES, &NINE_MILLS, &[]);
 
 #[cfg(test)]
 mod tests {
@@ -351,7 +345,7 @@ mod tests {
         let mut out = [[0u8; 24]; 16];
         for (s, row) in out.iter_mut().enumerate() {
             for (p, image) in row.iter_mut().enumerate() {
-                let b = NINE_NAMES[p].as_bytes();
+                let b = POINT_NAMES[p].as_bytes();
                 let (mut dx, mut dy) = ((b[0] - b'a') as i8 - 3, (b[1] - b'1') as i8 - 3);
                 if s & 4 != 0 {
                     dx = -dx;
@@ -364,7 +358,7 @@ mod tests {
                     (dx, dy) = (dx / ring * (4 - ring), dy / ring * (4 - ring));
                 }
                 let name = format!("{}{}", (b'a' + (dx + 3) as u8) as char, dy + 4);
-                *image = NINE_NAMES.iter().position(|n| *n == name).unwrap() as u8;
+                *image = POINT_NAMES.iter().position(|n| *n == name).unwrap() as u8;
             }
         }
         out

@@ -80,11 +80,12 @@ impl fmt::Display for Color {
     }
 }
 
-/// Standard coordinate names of the points, in OpenSpiel's numbering (row by row from the top left).
-const POINT_NAMES: [&str; NUM_POINTS] = crate::board::NINE_NAMES;
-
-/// `(file, rank)` of each point, both 0-based: file `a` is 0, rank `1` is 0.
-pub(crate) const POINT_COORDS: [(i8, i8); NUM_POINTS] = crate::board::NINE.coords;
+/// Standard coordinate names of the points, in OpenSpiel's numbering (row by row from the top
+/// left): the nine board's names ([`crate::board::NINE`] is built from them).
+pub(crate) const POINT_NAMES: [&str; NUM_POINTS] = [
+    "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
+    "e3", "b2", "d2", "f2", "a1", "d1", "g1",
+];
 
 /// One of the 24 points of the board, numbered as in OpenSpiel (0 = a7 … 23 = g1).
 ///
@@ -142,8 +143,8 @@ impl Point {
 
     /// `(file, rank)`, 0-based: a1 is `(0, 0)` and g7 is `(6, 6)`.
     pub const fn coords(self) -> (u8, u8) {
-        let (f, r) = POINT_COORDS[self.0 as usize];
-        (f as u8, r as u8)
+        let name = POINT_NAMES[self.0 as usize].as_bytes();
+        (name[0] - b'a', name[1] - b'1')
     }
 
     /// This point as a one-point set.

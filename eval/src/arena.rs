@@ -20,7 +20,6 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::agents::AgentSpec;
-use crate::book::result_for_white;
 use crate::error::{EvalError, Result};
 
 /// Streams of [`Rng::derive`] under the match seed.
@@ -162,6 +161,16 @@ impl Opening {
         let mut game = Game::new(rules);
         game.random_opening(&mut Rng::seed_from_u64(seed), plies);
         (Opening { seed, moves: game.actions().to_vec(), value: None }, game)
+    }
+}
+
+/// A value for the player to move as a result for White (`1-0`, `1/2-1/2`, `0-1`).
+pub fn result_for_white(value: Wdl, mover: Color) -> &'static str {
+    let white = if mover == Color::White { value } else { value.flip() };
+    match white {
+        Wdl::Win => "1-0",
+        Wdl::Draw => "1/2-1/2",
+        Wdl::Loss => "0-1",
     }
 }
 

@@ -18,7 +18,7 @@ use morris_env::tablebase::Wdl;
 use morris_env::{Color, Game, Rules};
 use serde::{Deserialize, Serialize};
 
-use crate::arena::{Opening, rules_name};
+use crate::arena::{Opening, result_for_white, rules_name};
 use crate::error::{EvalError, Result};
 
 /// One line of a book.
@@ -33,16 +33,6 @@ struct Line {
     moves: Vec<String>,
     /// What perfect play gives from it, as a result for White.
     value: String,
-}
-
-/// A value for the player to move as a result for White (`1-0`, `1/2-1/2`, `0-1`).
-pub fn result_for_white(value: Wdl, mover: Color) -> &'static str {
-    let white = if mover == Color::White { value } else { value.flip() };
-    match white {
-        Wdl::Win => "1-0",
-        Wdl::Draw => "1/2-1/2",
-        Wdl::Loss => "0-1",
-    }
 }
 
 /// Reads the book at `path`, every opening replayed under `rules`.
