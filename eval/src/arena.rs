@@ -370,37 +370,42 @@ pub fn match_openings(config: &MatchConfig) -> Result<Vec<Opening>> {
             filtered_openings(config, filter.value, |game| filter.tablebase.value(game.position()))
         }
         Openings::Book(book) => {
-            if book.len() < config.pairs as usize {
-                return Err(EvalError::Usage(format!(
-                    "the opening book holds {} openings, fewer than the {} pairs asked for",
-                    book.len(),
-                    config.pairs
-                )));
-            }
-            let book = &book[..config.pairs as usize];
-            // Games replay the openings unchecked: every move must be legal, and the game live.
-            for (pair, opening) in book.iter().enumerate() {
-                let mut game = Game::new(config.rules);
-                for &a in &opening.moves {
-                    game.apply(a).map_err(|e| {
-                        EvalError::Usage(format!(
-                            "opening {} of the book: {e} after {}",
-                            pair + 1,
-                            game.record()
-                        ))
-                    })?;
-                }
-                if game.outcome().is_terminal() {
-                    return Err(EvalError::Usage(format!(
-                        "opening {} of the book: the game is over after {}",
-                        pair + 1,
-                        game.record()
-                    )));
-                }
-            }
+            let book = check_book(book, &config.rules, config.pairs)?;
             Ok(book.to_vec())
         }
     }
+}
+
+/// The first `pairs` openings of `book`, after checking that there are that many and that each
+/// one's moves are legal under `rules` and leave the game live (games replay them unchecked).
+///
+/// # Errors
+/// [`EvalError::Usage`] for a book shorter than `pairs`, naming both, or an opening with an
+/// illegal move or after which the game is over, naming the opening and its moves.
+pub fn check_book<'a>(book: &'a [Opening], rules: &Rules, pairs: u32) -> Result<&'a [Opening]> {
+    if book.len() < pairs as usize {
+        return Err(EvalError::Usage(format!(
+            "the opening book holds {} openings, fewer than the {pairs} pairs asked for",
+            book.len()
+        )));
+    }
+    let book = &book[..pairs as usize];
+    for (pair, opening) in book.iter().enumerate() {
+        let mut game = Game::new(*rules);
+        for &a in &opening.moves {
+            game.apply(a).map_err(|e| {
+                EvalError::Usage(format!("opening {} of the book: {e} after {}", pair + 1, game.record()))
+            })?;
+        }
+        if game.outcome().is_terminal() {
+            return Err(EvalError::Usage(format!(
+                "opening {} of the book: the game is over after {}",
+                pair + 1,
+                game.record()
+            )));
+        }
+    }
+    Ok(book)
 }
 
 /// The first opening of each pair whose value (by `value`, for the player to move after it)

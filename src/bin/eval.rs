@@ -810,14 +810,9 @@ fn match_config(args: &MatchArgs) -> Result<MatchConfig, EvalError> {
     let openings = match (args.opening_value, &args.opening_tb, &args.openings) {
         (_, _, Some(path)) => {
             let book = morris_eval::book::load(path, &rules)?;
-            if book.len() < args.pairs as usize {
-                return Err(EvalError::Usage(format!(
-                    "{} holds {} openings, fewer than the {} pairs asked for",
-                    path.display(),
-                    book.len(),
-                    args.pairs
-                )));
-            }
+            // Checked here, before any record file is opened (the arena checks again when it plays).
+            morris_eval::arena::check_book(&book, &rules, args.pairs)
+                .map_err(|e| EvalError::Usage(format!("{}: {e}", path.display())))?;
             Openings::Book(book)
         }
         (Some(kind), Some(dir), None) => Openings::Valued(OpeningFilter {
