@@ -106,6 +106,7 @@ fn batch(n: usize, seed: u64) -> TrainBatch {
                 policy,
                 outcome: [1i8, 0, -1][samples.len() % 3],
                 full_search: samples.len() % 4 != 0,
+                search_value: None,
             });
             game.play_random(&mut rng, 1);
         }

@@ -53,6 +53,7 @@ fn positions(n: usize, seed: u64) -> (Vec<Leaf>, Vec<ActionMask>, Vec<Sample>) {
                 policy: mask.iter().map(|a| (a, share)).collect(),
                 outcome: [1i8, 0, -1][i % 3],
                 full_search: true,
+                search_value: None,
             }
         })
         .collect();

@@ -137,11 +137,15 @@ pub struct ReplayConfig {
     pub max_reuse: f32,
     /// Positions collected before the first optimizer step.
     pub min_positions: usize,
+    /// Weight (0 to 1) of the root search's value in each position's value target, the rest
+    /// being the game's outcome (0: the outcome alone). Mixing the two is the "z and q" target
+    /// of small-game AlphaZero work; see `Sample::value_target` for how `q` becomes a WDL.
+    pub search_value_weight: f32,
 }
 
 impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
-        ReplayConfig { window: 100_000, max_reuse: 4.0, min_positions: 2_000 }
+        ReplayConfig { window: 100_000, max_reuse: 4.0, min_positions: 2_000, search_value_weight: 0.0 }
     }
 }
 
@@ -477,6 +481,11 @@ impl TrainConfig {
             r.max_reuse.is_finite() && r.max_reuse > 0.0,
             "replay.max_reuse",
             format!("must be positive, got {}", r.max_reuse),
+        )?;
+        check(
+            (0.0..=1.0).contains(&r.search_value_weight),
+            "replay.search_value_weight",
+            format!("must be in [0, 1], got {}", r.search_value_weight),
         )?;
         check(
             r.min_positions <= r.window,

@@ -234,6 +234,7 @@ mod tests {
                     policy,
                     outcome: [1i8, 0, -1][samples.len() % 3],
                     full_search: samples.len() % 4 != 0,
+                    search_value: None,
                 });
                 g.play_random(&mut rng, 1);
             }

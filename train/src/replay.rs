@@ -15,7 +15,8 @@ use crate::sample::Sample;
 /// * `obs`: `[B, C*24]` observations (after the symmetry);
 /// * `legal`: `[B, 600]` legal-action mask;
 /// * `policy`: `[B, 600]` policy target (0 on illegal actions; all 0 where `policy_weight` is 0);
-/// * `wdl`: `[B, 3]` one-hot win/draw/loss target for the player to move;
+/// * `wdl`: `[B, 3]` win/draw/loss target for the player to move (one-hot, or mixed with the
+///   search value: [`Sample::value_target`]);
 /// * `policy_weight`: `[B]`, 1 for positions with a full search, 0 for cheap ones.
 #[derive(Clone, Debug, Default)]
 pub struct TrainBatch {
@@ -44,6 +45,7 @@ impl TrainBatch {
 
     /// Every sample of `samples`, in order, under the symmetries `augment` asks for (all 16 of
     /// one sample are consecutive rows with [`Augment::All`]), as a batch to train on elsewhere.
+    /// The value target is the game's outcome alone.
     pub fn from_samples(samples: &[Sample], rules: &Rules, augment: Augment) -> TrainBatch {
         let per_sample = if augment == Augment::All { NUM_SYMMETRIES } else { 1 };
         let rows = samples.len() * per_sample;
@@ -67,20 +69,27 @@ impl TrainBatch {
                     Augment::Random { .. } => Symmetry::try_index(rng.below(NUM_SYMMETRIES as u32) as usize)
                         .unwrap_or(Symmetry::IDENTITY),
                 };
-                let weight = write_sample(
-                    s,
-                    sym,
-                    rules,
-                    &mut out.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
-                    &mut out.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
-                    &mut out.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
-                    &mut out.wdl[i * 3..i * 3 + 3],
-                );
-                out.policy_weight.push(weight);
+                out.write_row(i, s, sym, rules, 0.0);
                 i += 1;
             }
         }
         out
+    }
+
+    /// Writes `s` under `sym` into row `i` (zeroed) and appends its policy weight: the
+    /// observation, mask and policy of [`write_sample`], and the value target with
+    /// `search_value_weight` of the search value ([`Sample::value_target`]).
+    fn write_row(&mut self, i: usize, s: &Sample, sym: Symmetry, rules: &Rules, search_value_weight: f32) {
+        let weight = write_sample(
+            s,
+            sym,
+            rules,
+            &mut self.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
+            &mut self.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+            &mut self.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+        );
+        self.wdl[i * 3..i * 3 + 3].copy_from_slice(&s.value_target(search_value_weight));
+        self.policy_weight.push(weight);
     }
 
     /// The observations as `[B, C, 24]`.
@@ -146,7 +155,7 @@ pub struct TrainArrays {
     pub legal: Array2<bool>,
     /// `[B, 600]` policy targets (all 0 where the policy weight is 0).
     pub policy: Array2<f32>,
-    /// `[B, 3]` one-hot win/draw/loss targets for the player to move.
+    /// `[B, 3]` win/draw/loss targets for the player to move.
     pub wdl: Array2<f32>,
     /// `[B]` policy weights: 1 after a full search, 0 after a cheap one.
     pub policy_weight: Array1<f32>,
@@ -156,6 +165,7 @@ pub struct TrainArrays {
 pub struct Replay {
     window: usize,
     max_reuse: f32,
+    search_value_weight: f32,
     samples: VecDeque<Sample>,
     added: u64,
     drawn: u64,
@@ -169,11 +179,19 @@ impl Replay {
         Replay {
             window: window.max(1),
             max_reuse: max_reuse.max(0.0),
+            search_value_weight: 0.0,
             samples: VecDeque::new(),
             added: 0,
             drawn: 0,
             rng: Rng::seed_from_u64(seed),
         }
+    }
+
+    /// The window with value targets that mix `weight` (0 to 1) of each position's search value
+    /// into its game outcome ([`Sample::value_target`]); 0, the default, is the outcome alone.
+    pub fn with_search_value_weight(mut self, weight: f32) -> Replay {
+        self.search_value_weight = weight.clamp(0.0, 1.0);
+        self
     }
 
     /// Adds positions, dropping the oldest beyond the window.
@@ -249,16 +267,7 @@ impl Replay {
             let s = &self.samples[self.rng.below(self.samples.len() as u32) as usize];
             let sym = Symmetry::try_index(self.rng.below(NUM_SYMMETRIES as u32) as usize)
                 .unwrap_or(Symmetry::IDENTITY);
-            let weight = write_sample(
-                s,
-                sym,
-                rules,
-                &mut out.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
-                &mut out.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
-                &mut out.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
-                &mut out.wdl[i * 3..i * 3 + 3],
-            );
-            out.policy_weight.push(weight);
+            out.write_row(i, s, sym, rules, self.search_value_weight);
         }
         self.drawn += batch as u64;
         true
@@ -266,7 +275,8 @@ impl Replay {
 }
 
 /// Writes one sample, transformed by `sym`, into its rows of a batch (rows must be zeroed):
-/// observation `[C*24]`, legal mask `[600]`, policy `[600]` and WDL `[3]`. Returns the policy
+/// observation `[C*24]`, legal mask `[600]` and policy `[600]` (its value target, which no
+/// symmetry changes, is [`Sample::value_target`]). Returns the policy
 /// weight (1 after a full search, 0 after a cheap one, whose policy is left at zero).
 pub fn write_sample(
     s: &Sample,
@@ -275,7 +285,6 @@ pub fn write_sample(
     obs: &mut [f32],
     legal: &mut [bool],
     policy: &mut [f32],
-    wdl: &mut [f32],
 ) -> f32 {
     let position = sym.position(&s.position);
     encode(&position, rules, s.repetitions as u32, obs);
@@ -285,12 +294,6 @@ pub fn write_sample(
             policy[sym.action(a).index()] = p;
         }
     }
-    let k = match s.outcome {
-        1 => 0,
-        0 => 1,
-        _ => 2,
-    };
-    wdl[k] = 1.0;
     if s.full_search { 1.0 } else { 0.0 }
 }
 
@@ -356,17 +359,38 @@ mod tests {
         assert!(r.draw(36, &rules, &mut b));
     }
 
+    /// With a search-value weight, drawn value targets are the samples' mixed targets: still
+    /// distributions, no longer all one-hot; without one they are the outcomes.
+    #[test]
+    fn drawn_value_targets_mix_in_the_search_value_by_its_weight() {
+        let rules = Rules::standard();
+        let samples = game_samples(6);
+        assert!(samples.iter().any(|s| s.search_value.is_some()));
+        for weight in [0.0, 0.5] {
+            let mut r = Replay::new(1000, 100.0, 9).with_search_value_weight(weight);
+            r.extend(samples.clone());
+            let mut b = TrainBatch::default();
+            assert!(r.draw(200, &rules, &mut b));
+            let rows: Vec<&[f32]> = b.wdl.chunks(3).collect();
+            assert!(rows.iter().all(|t| (t.iter().sum::<f32>() - 1.0).abs() < 1e-6));
+            let one_hot = rows.iter().filter(|t| t.contains(&1.0)).count();
+            if weight == 0.0 {
+                assert_eq!(one_hot, rows.len());
+            } else {
+                assert!(one_hot < rows.len(), "{one_hot} one-hot rows of {}", rows.len());
+            }
+        }
+    }
+
     #[test]
     fn every_symmetry_maps_observation_mask_and_policy_together() {
         let rules = Rules::standard();
         for s in game_samples(4).iter().step_by(7).filter(|s| s.full_search) {
-            let (mut obs0, mut legal0, mut pol0, mut wdl0) =
-                (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600], vec![0.0; 3]);
-            write_sample(s, Symmetry::IDENTITY, &rules, &mut obs0, &mut legal0, &mut pol0, &mut wdl0);
+            let (mut obs0, mut legal0, mut pol0) = (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600]);
+            write_sample(s, Symmetry::IDENTITY, &rules, &mut obs0, &mut legal0, &mut pol0);
             for sym in Symmetry::all() {
-                let (mut obs, mut legal, mut pol, mut wdl) =
-                    (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600], vec![0.0; 3]);
-                write_sample(s, sym, &rules, &mut obs, &mut legal, &mut pol, &mut wdl);
+                let (mut obs, mut legal, mut pol) = (vec![0.0; OBS_LEN], vec![false; 600], vec![0.0; 600]);
+                write_sample(s, sym, &rules, &mut obs, &mut legal, &mut pol);
                 let mut mapped_obs = vec![0.0; OBS_LEN];
                 sym.observation(&obs0, &mut mapped_obs);
                 assert_eq!(obs, mapped_obs, "{sym:?}");
@@ -377,7 +401,6 @@ mod tests {
                     let action = morris_env::Action(a as u16);
                     assert_eq!(legal[sym.action(action).index()], was_legal, "{sym:?}");
                 }
-                assert_eq!(wdl, wdl0);
             }
         }
     }

@@ -22,6 +22,7 @@ struct Pending {
     repetitions: u8,
     policy: Vec<(Action, f32)>,
     full_search: bool,
+    search_value: f32,
 }
 
 /// Results of the games finished since the counters were last taken.
@@ -244,6 +245,7 @@ impl SelfPlay {
                 repetitions: game.repetitions().min(255) as u8,
                 policy,
                 full_search: full,
+                search_value: tree.root_value().1,
             });
             let t = if (game.position().turns() as u32) < self.config.temperature_moves {
                 self.config.temperature
@@ -299,6 +301,7 @@ impl SelfPlay {
                         policy: p.policy,
                         outcome: outcome.reward(p.position.current_player()) as i8,
                         full_search: p.full_search,
+                        search_value: Some(p.search_value),
                     });
                 }
                 if adjudicated.is_none() {
@@ -382,10 +385,15 @@ mod tests {
         assert_eq!(stats.white_wins + stats.draws + stats.black_wins, stats.games);
         let samples = sp.take_samples();
         assert!(samples.len() as u64 <= sp.positions);
+        // The uniform evaluator values every leaf at 0: only won or lost ends reached by the
+        // searches move a root's value.
+        assert!(samples.iter().any(|s| s.search_value != Some(0.0)), "no search saw a decided end");
         let (mut full, mut cheap) = (0, 0);
         for s in &samples {
             let legal = s.position.legal_actions(&rules);
             assert!(!legal.is_empty(), "a sample is a position with a move to choose");
+            let q = s.search_value.expect("every position of self-play has its search's value");
+            assert!((-1.0..=1.0).contains(&q), "search value {q}");
             if s.full_search {
                 full += 1;
                 let total: f32 = s.policy.iter().map(|p| p.1).sum();

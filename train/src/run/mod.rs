@@ -218,7 +218,8 @@ fn open(
             device.seed(Rng::derive(config.run.seed, WEIGHTS_STREAM, 0));
             let learner = Learner::new(&config.model, &config.optimizer, &device);
             let mut run_rng = Rng::seed_from_u64(config.run.seed);
-            let replay = Replay::new(config.replay.window, config.replay.max_reuse, run_rng.next_u64());
+            let replay = Replay::new(config.replay.window, config.replay.max_reuse, run_rng.next_u64())
+                .with_search_value_weight(config.replay.search_value_weight);
             (dir, TrainerState { learner, replay, run_rng, resumed: None }, None)
         }
         Start::Resume { checkpoint: ckpt, skipped, .. } => {
@@ -275,7 +276,8 @@ fn open(
             let meta = loaded.meta;
             let mut learner = Learner::from_model(loaded.model, meta.step, &config.optimizer, &device);
             learner.load_optimizer(&ckpt.join(checkpoint::OPTIMIZER_FILE))?;
-            let replay = Replay::new(config.replay.window, config.replay.max_reuse, 0);
+            let replay = Replay::new(config.replay.window, config.replay.max_reuse, 0)
+                .with_search_value_weight(config.replay.search_value_weight);
             let run_rng = meta.run_rng.clone();
             (dir, TrainerState { learner, replay, run_rng, resumed: Some(meta) }, Some(ckpt.clone()))
         }

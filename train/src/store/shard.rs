@@ -1,7 +1,8 @@
 //! Compact game shards: training positions stored as the position itself plus a sparse policy
-//! and the outcome (not float observations), in a small versioned binary file written atomically.
+//! the outcome and the search's value (not float observations), in a small versioned binary file
+//! written atomically.
 //!
-//! # Format, version 3 (all integers little-endian)
+//! # Format, version 4 (all integers little-endian)
 //!
 //! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count, `u32` number of games the
 //! records come from. Each record:
@@ -10,15 +11,17 @@
 //! |---|---|
 //! | 4 + 4 | White's and Black's points (24-bit sets) |
 //! | 1 + 1 | White's and Black's pieces in hand |
-//! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target) |
+//! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target), bit 3 search value present |
 //! | 1 | occurrences of the position (repetitions) |
 //! | 2 + 2 | turns played, N-move counter |
 //! | 1 | outcome for the player to move: 1 win, 0 draw, −1 loss (`i8`) |
+//! | 4 | the root's mean value after the search, for the player to move (`f32`, −1 to 1; 0 when flag bit 3 is clear) |
 //! | 2 | number `k` of policy entries |
 //! | 6·k | `k` × (`u16` action, `f32` probability) |
 //!
 //! After the last record, a `u32` CRC-32C (Castagnoli) of every byte before it, checked on read.
-//! Version 2 is the same without the checksum; it is still read (unverified).
+//! Version 3 is the same without the search value (its samples have none); version 2 is version 3
+//! without the checksum (read unverified). Both are still read.
 
 use std::fs;
 use std::path::Path;
@@ -34,8 +37,10 @@ const WHAT: &str = "game shard";
 
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
-pub const SHARD_VERSION: u32 = 3;
-/// The previous version, without the checksum, still read.
+pub const SHARD_VERSION: u32 = 4;
+/// The previous version, without the search value, still read.
+const SHARD_VERSION_NO_SEARCH_VALUE: u32 = 3;
+/// The version before it, without the checksum either, still read (unverified).
 const SHARD_VERSION_UNCHECKED: u32 = 2;
 
 fn encode(s: &Sample, out: &mut Vec<u8>) {
@@ -46,12 +51,14 @@ fn encode(s: &Sample, out: &mut Vec<u8>) {
     out.push(p.in_hand(Color::Black));
     let flags = (p.current_player() == Color::Black) as u8
         | (p.is_removal_pending() as u8) << 1
-        | (s.full_search as u8) << 2;
+        | (s.full_search as u8) << 2
+        | (s.search_value.is_some() as u8) << 3;
     out.push(flags);
     out.push(s.repetitions);
     out.extend_from_slice(&p.turns().to_le_bytes());
     out.extend_from_slice(&p.quiet_plies().to_le_bytes());
     out.push(s.outcome as u8);
+    out.extend_from_slice(&s.search_value.unwrap_or(0.0).to_le_bytes());
     out.extend_from_slice(&(s.policy.len() as u16).to_le_bytes());
     for &(a, prob) in &s.policy {
         out.extend_from_slice(&a.0.to_le_bytes());
@@ -138,7 +145,7 @@ impl Cursor<'_> {
     }
 }
 
-/// Reads a shard written by [`write_shard`] (or a version-2 shard, which has no checksum),
+/// Reads a shard written by [`write_shard`] (or an older one: version 3 or 2),
 /// checking its checksum and validating every record.
 ///
 /// # Errors
@@ -148,7 +155,7 @@ pub fn read_shard(path: &Path) -> Result<Shard> {
     decode_shard(&bytes, path)
 }
 
-/// Reads the bytes of a shard ([`encode_shard`], or a version-2 shard), checking its checksum
+/// Reads the bytes of a shard ([`encode_shard`], or an older version), checking its checksum
 /// and every record as [`read_shard`] does; `source` names it in errors (its file, or a worker
 /// and sequence number for a shard that came over the network).
 ///
@@ -160,7 +167,8 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     let path = source;
     let mut bytes = bytes;
     let version = bytes.get(8..12).map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-    if bytes.starts_with(MAGIC) && version == Some(SHARD_VERSION) {
+    let checked = version == Some(SHARD_VERSION) || version == Some(SHARD_VERSION_NO_SEARCH_VALUE);
+    if bytes.starts_with(MAGIC) && checked {
         let Some(body_len) = bytes.len().checked_sub(4).filter(|&n| n >= 20) else {
             return Err(TrainError::corrupt(WHAT, path, "truncated header"));
         };
@@ -185,14 +193,15 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     }
     let truncated = || TrainError::corrupt(WHAT, path, "truncated header");
     let version = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
-    if version != SHARD_VERSION && version != SHARD_VERSION_UNCHECKED {
+    if !(SHARD_VERSION_UNCHECKED..=SHARD_VERSION).contains(&version) {
         return Err(TrainError::incompatible(
             path,
             format!(
-                "shard version {version}, this build reads versions {SHARD_VERSION_UNCHECKED} and {SHARD_VERSION}"
+                "shard version {version}, this build reads versions {SHARD_VERSION_UNCHECKED} to {SHARD_VERSION}"
             ),
         ));
     }
+    let has_search_value = version >= SHARD_VERSION;
     let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
     let games = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
     // Sized by what the bytes can hold (a record is at least 19 bytes), not by the count they
@@ -201,13 +210,20 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     let mut samples = Vec::with_capacity((count as usize).min((bytes.len() - c.at) / 19));
     for i in 0..count {
         let bad = |what: &str| TrainError::corrupt(WHAT, path, format!("record {i}: {what}"));
-        // The fixed part of a record: 19 bytes, laid out as in the module docs.
-        let head: [u8; 19] = c.take().ok_or_else(|| bad("truncated"))?;
+        // The fixed part of a record: 17 bytes, laid out as in the module docs, then the search
+        // value (version 4) and the number of policy entries.
+        let head: [u8; 17] = c.take().ok_or_else(|| bad("truncated"))?;
         let u32_at = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
         let u16_at = |k: usize| u16::from_le_bytes([head[k], head[k + 1]]);
         let (w, b) = (u32_at(0), u32_at(4));
         let [hand_w, hand_b, flags, repetitions] = [head[8], head[9], head[10], head[11]];
-        let (turns, quiet, outcome, k) = (u16_at(12), u16_at(14), head[16] as i8, u16_at(17));
+        let (turns, quiet, outcome) = (u16_at(12), u16_at(14), head[16] as i8);
+        let value = if has_search_value {
+            Some(c.take::<4>().map(f32::from_le_bytes).ok_or_else(|| bad("truncated"))?)
+        } else {
+            None
+        };
+        let k = c.take::<2>().map(u16::from_le_bytes).ok_or_else(|| bad("truncated"))?;
         let side = if flags & 1 != 0 { Color::Black } else { Color::White };
         if (w | b) >> 24 != 0 {
             return Err(bad("points outside the board"));
@@ -217,6 +233,16 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             .with_counters(turns, quiet);
         if !(-1..=1).contains(&outcome) {
             return Err(bad("outcome outside -1..=1"));
+        }
+        let search_value = match (value, flags & 8 != 0) {
+            (Some(q), true) if (-1.0..=1.0).contains(&q) => Some(q),
+            (Some(q), true) => return Err(bad(&format!("search value {q} outside -1 to 1"))),
+            (Some(q), false) if q != 0.0 => return Err(bad("a search value without its flag")),
+            (None, true) => return Err(bad("flag bit 3 (search value) in a shard older than version 4")),
+            _ => None,
+        };
+        if flags >> 4 != 0 {
+            return Err(bad("unknown flag bits"));
         }
         let k = k as usize;
         if k > NUM_ACTIONS {
@@ -232,7 +258,14 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             }
             policy.push((a, p));
         }
-        samples.push(Sample { position, repetitions, policy, outcome, full_search: flags & 4 != 0 });
+        samples.push(Sample {
+            position,
+            repetitions,
+            policy,
+            outcome,
+            full_search: flags & 4 != 0,
+            search_value,
+        });
     }
     if c.at != bytes.len() {
         let extra = bytes.len() - c.at;
@@ -265,6 +298,7 @@ pub(crate) mod tests {
                 policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
                 outcome: (out.len() % 3) as i8 - 1,
                 full_search: out.len() % 4 == 0,
+                search_value: (out.len() % 5 != 0).then(|| (out.len() % 7) as f32 / 3.0 - 1.0),
             });
             let Some(a) = mask.sample(&mut rng) else { break };
             game.apply_unchecked(a);
@@ -316,7 +350,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn every_flipped_bit_is_caught_and_version_2_still_reads() {
+    fn every_flipped_bit_is_caught_and_versions_3_and_2_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("z.shard");
         write_shard(&path, &samples(), 1).unwrap();
@@ -334,11 +368,69 @@ pub(crate) mod tests {
             );
             assert!(e.to_string().contains("z.shard"), "{e}");
         }
+        // Versions 3 and 2 still read, their samples without a search value.
+        let old: Vec<Sample> = samples().into_iter().map(|s| Sample { search_value: None, ..s }).collect();
+        let v3 = version_3(&old, 1);
+        fs::write(&path, &v3).unwrap();
+        assert_eq!(read_shard(&path).unwrap().samples, old);
         // A version-2 shard (no checksum) is the same records without the trailer.
-        let mut v2 = good[..good.len() - 4].to_vec();
+        let mut v2 = v3[..v3.len() - 4].to_vec();
         v2[8..12].copy_from_slice(&2u32.to_le_bytes());
         fs::write(&path, &v2).unwrap();
-        assert_eq!(read_shard(&path).unwrap().samples, samples());
+        assert_eq!(read_shard(&path).unwrap().samples, old);
+        // A version-3 record cannot claim a search value.
+        let mut flagged = v3[..v3.len() - 4].to_vec();
+        flagged[20 + 10] |= 8;
+        let e = decode_shard(&reseal(&flagged), &path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("version 4")), "{e}");
+    }
+
+    /// A version-3 shard of `samples` (which have no search value): each record without the 4
+    /// bytes of the search value, sealed with its checksum.
+    fn version_3(samples: &[Sample], games: u32) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend_from_slice(MAGIC);
+        body.extend_from_slice(&3u32.to_le_bytes());
+        body.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+        body.extend_from_slice(&games.to_le_bytes());
+        for s in samples {
+            let mut record = Vec::new();
+            encode(s, &mut record);
+            record.drain(17..21);
+            body.extend_from_slice(&record);
+        }
+        reseal(&body)
+    }
+
+    #[test]
+    fn search_values_are_checked() {
+        let path = Path::new("v.shard");
+        let s = samples();
+        let good = encode_shard(&s[..1], 1).unwrap();
+        let body = &good[..good.len() - 4];
+        let value_at = 20 + 17;
+        for (value, flag, reason) in [
+            (1.5f32, true, "outside -1 to 1"),
+            (f32::NAN, true, "outside -1 to 1"),
+            (0.5, false, "without its flag"),
+        ] {
+            let mut bad = body.to_vec();
+            bad[value_at..value_at + 4].copy_from_slice(&value.to_le_bytes());
+            if flag {
+                bad[20 + 10] |= 8
+            } else {
+                bad[20 + 10] &= !8
+            }
+            let e = decode_shard(&reseal(&bad), path).unwrap_err();
+            assert!(
+                matches!(&e, TrainError::Corrupt { reason: r, .. } if r.contains(reason)),
+                "{value}: {e}"
+            );
+        }
+        let mut unknown = body.to_vec();
+        unknown[20 + 10] |= 16;
+        let e = decode_shard(&reseal(&unknown), path).unwrap_err();
+        assert!(e.to_string().contains("unknown flag bits"), "{e}");
     }
 
     #[test]
