@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use morris_env::tablebase::build;
-use morris_env::{Game, Rules};
+use morris_env::{Action, Game, Rules};
 use morris_fuzz::{TARGETS, max_allocation, tiny_net};
+use morris_train::sample::Sample;
 
 /// The longest one input may take (a debug build: the release figures are far lower).
 const MAX_TIME: Duration = Duration::from_secs(2);
@@ -153,10 +154,27 @@ fn files_in(dir: &Path) -> Vec<Vec<u8>> {
 /// Seeds made here rather than kept as files: binary formats written by the lab's own code.
 fn made_seeds(name: &str, scratch: &Path) -> Vec<Vec<u8>> {
     match name {
-        "shard" => vec![
-            std::fs::read(repo().join("tests/fixtures/format-v1/run/games/local-00000000.shard"))
-                .expect("the format-v1 fixture shard"),
-        ],
+        "shard" => {
+            // Version 2 (the fixture) and version 4 with and without search values.
+            let mut game = Game::new(Rules::standard());
+            let mut samples = Vec::new();
+            for (k, a) in [Action(3), Action(5), Action(7)].into_iter().enumerate() {
+                samples.push(Sample {
+                    position: *game.position(),
+                    repetitions: 1,
+                    policy: vec![(a, 0.75), (Action(20), 0.25)],
+                    outcome: k as i8 - 1,
+                    full_search: k != 1,
+                    search_value: (k != 2).then_some(0.5 - k as f32),
+                });
+                game.apply(a).expect("a legal placement");
+            }
+            vec![
+                std::fs::read(repo().join("tests/fixtures/format-v1/run/games/local-00000000.shard"))
+                    .expect("the format-v1 fixture shard"),
+                morris_train::store::encode_shard(&samples, 1).expect("a v4 shard"),
+            ]
+        }
         "model_weights" => {
             let device = burn::prelude::Device::flex();
             vec![morris_train::store::model_to_bytes(&tiny_net().init(&device)).expect("weights")]

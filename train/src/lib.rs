@@ -12,7 +12,7 @@
 //! | [`net_evaluator`] | batched network inference as an evaluator |
 //! | [`mcts`] | batched PUCT/UCT/Gumbel search over many trees |
 //! | [`config`] | the training config (`configs/*.toml`): sections, defaults, validation, `--set` |
-//! | [`sample`] | one training example: position, policy target, outcome |
+//! | [`sample`] | one training example: position, policy target, outcome, search value |
 //! | [`selfplay`] | self-play games on a `VecEnv`, with playout-cap randomization |
 //! | [`replay`] | the replay window: sampling with a reuse cap, symmetries, training batches |
 //! | [`learner`] | AdamW steps, the learning-rate schedule, optimizer state |

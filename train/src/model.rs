@@ -597,7 +597,8 @@ impl LossParts {
 }
 
 /// The AlphaZero loss of `model` on a batch: policy cross-entropy against the search
-/// distribution plus value cross-entropy against the game result.
+/// distribution plus value cross-entropy against the value target (the game result, or its mix
+/// with the search value: `Sample::value_target`).
 ///
 /// # Shapes
 /// * `obs`: `[B, C*24]`;

@@ -22,7 +22,7 @@ struct Pending {
     repetitions: u8,
     policy: Vec<(Action, f32)>,
     full_search: bool,
-    search_value: f32,
+    search_value: Option<f32>,
 }
 
 /// Results of the games finished since the counters were last taken.
@@ -245,7 +245,8 @@ impl SelfPlay {
                 repetitions: game.repetitions().min(255) as u8,
                 policy,
                 full_search: full,
-                search_value: tree.root_value().1,
+                // A mean of values in [−1, 1]; a network that answered NaN leaves none.
+                search_value: Some(tree.root_value().1).filter(|q| q.is_finite()).map(|q| q.clamp(-1.0, 1.0)),
             });
             let t = if (game.position().turns() as u32) < self.config.temperature_moves {
                 self.config.temperature
@@ -301,7 +302,8 @@ impl SelfPlay {
                         policy: p.policy,
                         outcome: outcome.reward(p.position.current_player()) as i8,
                         full_search: p.full_search,
-                        search_value: Some(p.search_value),
+                        // The tables' exact result is the one value target of an adjudicated game.
+                        search_value: if adjudicated.is_some() { None } else { p.search_value },
                     });
                 }
                 if adjudicated.is_none() {

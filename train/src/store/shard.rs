@@ -107,8 +107,8 @@ pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
 /// learner over the network).
 ///
 /// # Errors
-/// [`TrainError::Internal`] if a sample has more than 600 policy entries or there are more than
-/// `u32::MAX` samples.
+/// [`TrainError::Internal`] if a sample has more than 600 policy entries or a search value
+/// outside [−1, 1] (what the reader refuses), or there are more than `u32::MAX` samples.
 pub fn encode_shard(samples: &[Sample], games: u32) -> Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(20 + samples.len() * 64);
     bytes.extend_from_slice(MAGIC);
@@ -123,6 +123,9 @@ pub fn encode_shard(samples: &[Sample], games: u32) -> Result<Vec<u8>> {
             return Err(TrainError::Internal(format!(
                 "a sample has {n} policy entries (at most {NUM_ACTIONS})"
             )));
+        }
+        if let Some(q) = s.search_value.filter(|q| !(-1.0..=1.0).contains(q)) {
+            return Err(TrainError::Internal(format!("a sample's search value {q} is outside -1 to 1")));
         }
         encode(s, &mut bytes);
     }
@@ -237,7 +240,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
         let search_value = match (value, flags & 8 != 0) {
             (Some(q), true) if (-1.0..=1.0).contains(&q) => Some(q),
             (Some(q), true) => return Err(bad(&format!("search value {q} outside -1 to 1"))),
-            (Some(q), false) if q != 0.0 => return Err(bad("a search value without its flag")),
+            (Some(q), false) if q.to_bits() != 0 => return Err(bad("a search value without its flag")),
             (None, true) => return Err(bad("flag bit 3 (search value) in a shard older than version 4")),
             _ => None,
         };
@@ -427,6 +430,10 @@ pub(crate) mod tests {
                 "{value}: {e}"
             );
         }
+        // The writer refuses what the reader would.
+        let mut out_of_range = s[..1].to_vec();
+        out_of_range[0].search_value = Some(-1.5);
+        assert!(matches!(encode_shard(&out_of_range, 1), Err(TrainError::Internal(_))));
         let mut unknown = body.to_vec();
         unknown[20 + 10] |= 16;
         let e = decode_shard(&reseal(&unknown), path).unwrap_err();
