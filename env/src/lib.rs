@@ -73,7 +73,7 @@ pub use outcome::{DrawReason, Outcome, WinReason};
 pub use perft::{perft, perft_divide};
 pub use position::{PIECES_PER_PLAYER, Phase, Position};
 pub use rng::Rng;
-pub use rules::Rules;
+pub use rules::{Rules, UnknownVariant, Variant};
 pub use symmetry::{NUM_SYMMETRIES, Symmetry};
 pub use types::{BitBoard, BitBoardIter, Color, NUM_POINTS, Point};
 pub use vec_env::{AutoReset, IllegalActionMode, StepInfo, VecEnv, VecEnvConfig, VecEnvError};

@@ -1,6 +1,87 @@
-//! The rule options in force: flying, the N-move rule, threefold repetition and the turn cap.
+//! The rule options in force: the variant (the game of the morris family), flying, the N-move
+//! rule, threefold repetition and the turn cap.
 
 use serde::{Deserialize, Serialize};
+
+use crate::board::{Board, NINE};
+
+/// The game of the morris family that rules are for: its board, its pieces and the rules that
+/// set it apart (docs/rules.md). Nine men's morris is the one played so far; the others of
+/// issue 25 (three, six, twelve men's morris, morabaraba, Lasker) join it one at a time.
+///
+/// ```
+/// use morris_env::{Rules, Variant};
+/// assert_eq!(Rules::standard().variant, Variant::Nine);
+/// assert_eq!("nine".parse::<Variant>(), Ok(Variant::Nine));
+/// assert!("six".parse::<Variant>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// Nine men's morris: the 24-point board of three squares, 9 pieces a side.
+    #[default]
+    Nine,
+}
+
+impl Variant {
+    /// Every variant, in the order of [`Variant::NAMES`].
+    pub const ALL: [Variant; 1] = [Variant::Nine];
+
+    /// The names variants are written with (in files, on the command line, in Python).
+    pub const NAMES: [&'static str; 1] = ["nine"];
+
+    /// Its name: `"nine"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Nine => "nine",
+        }
+    }
+
+    /// Its board: points, lines, mills and symmetries.
+    pub const fn board(self) -> &'static Board {
+        match self {
+            Variant::Nine => &NINE,
+        }
+    }
+
+    /// Pieces each player starts with in hand.
+    pub const fn pieces(self) -> u8 {
+        match self {
+            Variant::Nine => 9,
+        }
+    }
+
+    /// Whether this is nine men's morris (files leave the variant out then, so that they read
+    /// as they did before variants existed).
+    pub const fn is_nine(&self) -> bool {
+        matches!(self, Variant::Nine)
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A variant name that is not one of [`Variant::NAMES`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown variant '{name}' (variants: {})", Variant::NAMES.join(", "))]
+pub struct UnknownVariant {
+    /// The name given.
+    pub name: String,
+}
+
+impl std::str::FromStr for Variant {
+    type Err = UnknownVariant;
+
+    fn from_str(name: &str) -> Result<Variant, UnknownVariant> {
+        Variant::ALL
+            .into_iter()
+            .find(|v| v.name() == name)
+            .ok_or_else(|| UnknownVariant { name: name.into() })
+    }
+}
 
 /// Rule options. Everything not listed here is fixed (see `docs/rules.md`).
 ///
@@ -13,6 +94,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rules {
+    /// The game of the morris family (left out of files for nine men's morris, the default).
+    #[serde(default, skip_serializing_if = "Variant::is_nine")]
+    pub variant: Variant,
     /// A player with exactly 3 pieces on the board and none in hand may move a piece to any empty point.
     pub flying: bool,
     /// Draw after this many consecutive plies of sliding or flying with no removal; `None` turns it off.
@@ -29,13 +113,25 @@ pub struct Rules {
 impl Rules {
     /// The standard rules: flying on, the 100-ply N-move rule, threefold repetition, no turn cap.
     pub const fn standard() -> Rules {
-        Rules { flying: true, n_move_rule: Some(100), threefold_repetition: true, turn_cap: None }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: Some(100),
+            threefold_repetition: true,
+            turn_cap: None,
+        }
     }
 
     /// OpenSpiel 2.0.2's `nine_mens_morris`: flying on, no repetition or N-move rule,
     /// and a draw after 200 turns.
     pub const fn openspiel() -> Rules {
-        Rules { flying: true, n_move_rule: None, threefold_repetition: false, turn_cap: Some(200) }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: None,
+            threefold_repetition: false,
+            turn_cap: Some(200),
+        }
     }
 
     /// The preset with this name: `"standard"` or `"openspiel"`.

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use morris_env::tables::{ADJACENT, MILLS};
 use morris_env::{
     Action, ActionError, BitBoard, Color, DrawReason, Game, Move, NUM_ACTIONS, NotationError, Outcome, Phase,
-    Point, Position, Rng, Rules, WinReason,
+    Point, Position, Rng, Rules, Variant, WinReason,
 };
 
 // ----- helpers ---------------------------------------------------------------------------------
@@ -62,7 +62,13 @@ fn empty_points(pos: &Position) -> BTreeSet<Action> {
 }
 
 fn standard_without_draws() -> Rules {
-    Rules { flying: true, n_move_rule: None, threefold_repetition: false, turn_cap: None }
+    Rules {
+        variant: Variant::Nine,
+        flying: true,
+        n_move_rule: None,
+        threefold_repetition: false,
+        turn_cap: None,
+    }
 }
 
 /// A moving-phase position used by several tests. White: a7 d6 b4 c3, Black: d7 a4 f6 e3,
@@ -707,11 +713,23 @@ fn a_blocked_player_at_the_turn_cap_still_loses() {
 fn presets_have_the_values_of_rules_md() {
     assert_eq!(
         Rules::standard(),
-        Rules { flying: true, n_move_rule: Some(100), threefold_repetition: true, turn_cap: None }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: Some(100),
+            threefold_repetition: true,
+            turn_cap: None
+        }
     );
     assert_eq!(
         Rules::openspiel(),
-        Rules { flying: true, n_move_rule: None, threefold_repetition: false, turn_cap: Some(200) }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: None,
+            threefold_repetition: false,
+            turn_cap: Some(200)
+        }
     );
     assert_eq!(Rules::default(), Rules::standard());
     assert_eq!(Rules::preset("standard"), Some(Rules::standard()));
@@ -725,8 +743,20 @@ fn rules_round_trip_through_toml_and_reject_unknown_keys() {
     let variants = [
         Rules::standard(),
         Rules::openspiel(),
-        Rules { flying: false, n_move_rule: Some(4), threefold_repetition: false, turn_cap: Some(7) },
-        Rules { flying: false, n_move_rule: None, threefold_repetition: true, turn_cap: None },
+        Rules {
+            variant: Variant::Nine,
+            flying: false,
+            n_move_rule: Some(4),
+            threefold_repetition: false,
+            turn_cap: Some(7),
+        },
+        Rules {
+            variant: Variant::Nine,
+            flying: false,
+            n_move_rule: None,
+            threefold_repetition: true,
+            turn_cap: None,
+        },
     ];
     for rules in variants {
         let text = toml::to_string(&rules).unwrap();
@@ -738,13 +768,25 @@ fn rules_round_trip_through_toml_and_reject_unknown_keys() {
             .unwrap();
     assert_eq!(
         written,
-        Rules { flying: true, n_move_rule: Some(50), threefold_repetition: false, turn_cap: Some(300) }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: Some(50),
+            threefold_repetition: false,
+            turn_cap: Some(300)
+        }
     );
     // The optional limits may be left out, meaning "off".
     let minimal: Rules = toml::from_str("flying = true\nthreefold_repetition = true").unwrap();
     assert_eq!(
         minimal,
-        Rules { flying: true, n_move_rule: None, threefold_repetition: true, turn_cap: None }
+        Rules {
+            variant: Variant::Nine,
+            flying: true,
+            n_move_rule: None,
+            threefold_repetition: true,
+            turn_cap: None
+        }
     );
 
     for bad in [
@@ -754,6 +796,31 @@ fn rules_round_trip_through_toml_and_reject_unknown_keys() {
     ] {
         assert!(toml::from_str::<Rules>(bad).is_err(), "accepted unknown key in {bad:?}");
     }
+}
+
+#[test]
+fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
+    // Files written before variants existed read as nine; nine writes them as they were.
+    let text = toml::to_string(&Rules::standard()).unwrap();
+    assert!(!text.contains("variant"), "{text}");
+    let named: Rules =
+        toml::from_str("variant = \"nine\"\nflying = true\nthreefold_repetition = true").unwrap();
+    assert_eq!(named, Rules { n_move_rule: None, ..Rules::standard() });
+    assert!(!serde_json::to_string(&Rules::openspiel()).unwrap().contains("variant"));
+    // An unknown variant is refused, naming it.
+    let e =
+        toml::from_str::<Rules>("variant = \"six\"\nflying = true\nthreefold_repetition = true").unwrap_err();
+    assert!(e.to_string().contains("six"), "{e}");
+    let e = "six".parse::<Variant>().unwrap_err();
+    assert_eq!(e, morris_env::UnknownVariant { name: "six".into() });
+    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine)");
+    for (v, name) in Variant::ALL.into_iter().zip(Variant::NAMES) {
+        assert_eq!(v.name(), name);
+        assert_eq!(name.parse::<Variant>(), Ok(v));
+        assert_eq!(v.to_string(), name);
+    }
+    assert_eq!(Variant::Nine.pieces(), 9);
+    assert_eq!(Variant::Nine.board().num_points, 24);
 }
 
 // ----- notation --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use morris_env::Rules;
+use morris_env::{Rules, UnknownVariant};
 use morris_train::TrainError;
 use pyo3::exceptions::{PyFileExistsError, PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -88,13 +88,20 @@ pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
                 .map_err(|_| PyTypeError::new_err(format!("rule option '{key}' takes True or False")))
         };
         match key.as_str() {
+            "variant" => {
+                let name: String = v.extract().map_err(|_| {
+                    PyTypeError::new_err("rule option 'variant' takes a variant name, e.g. 'nine'")
+                })?;
+                rules.variant =
+                    name.parse().map_err(|e: UnknownVariant| PyValueError::new_err(e.to_string()))?;
+            }
             "flying" => rules.flying = flag(&v)?,
             "threefold_repetition" => rules.threefold_repetition = flag(&v)?,
             "n_move_rule" => rules.n_move_rule = optional_count(&v)?,
             "turn_cap" => rules.turn_cap = optional_count(&v)?,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "unknown rule option '{key}' (options: flying, n_move_rule, threefold_repetition, turn_cap)"
+                    "unknown rule option '{key}' (options: variant, flying, n_move_rule, threefold_repetition, turn_cap)"
                 )));
             }
         }
@@ -105,6 +112,7 @@ pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
 /// Rules as the dict [`rules_from`] reads.
 pub(crate) fn rules_to_dict<'py>(py: Python<'py>, rules: &Rules) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    d.set_item("variant", rules.variant.name())?;
     d.set_item("flying", rules.flying)?;
     d.set_item("n_move_rule", rules.n_move_rule)?;
     d.set_item("threefold_repetition", rules.threefold_repetition)?;

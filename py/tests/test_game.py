@@ -68,6 +68,13 @@ def test_bad_notation_and_rules():
         morris.Game("chess")
     with pytest.raises(ValueError, match="unknown rule option 'flyng'"):
         morris.Game({"flyng": False})
+    # The variant: nine by default, named in the rules dict; an unknown one is refused by name.
+    assert morris.Game().rules["variant"] == "nine"
+    assert morris.Game({"variant": "nine", "flying": False}).rules["flying"] is False
+    with pytest.raises(ValueError, match="unknown variant 'six'"):
+        morris.Game({"variant": "six"})
+    with pytest.raises(TypeError, match="variant"):
+        morris.Game({"variant": 6})
     with pytest.raises(TypeError):
         morris.Game({"flying": 3})
     with pytest.raises(TypeError):
@@ -83,6 +90,7 @@ def test_custom_rules_and_presets():
     assert g.is_terminal and g.outcome.kind == "draw" and g.outcome.reason == "turn_cap"
     assert g.outcome.is_truncation
     assert morris.Game("openspiel").rules == {
+        "variant": "nine",
         "flying": True,
         "n_move_rule": None,
         "threefold_repetition": False,

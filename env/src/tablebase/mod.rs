@@ -285,6 +285,7 @@ impl Tablebase {
     /// The rules the tables were built for (no repetition rule or turn cap: see the module docs).
     pub fn rules(&self) -> Rules {
         Rules {
+            variant: crate::Variant::Nine,
             flying: self.flying,
             n_move_rule: self.n_move_rule,
             threefold_repetition: false,
