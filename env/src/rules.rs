@@ -27,7 +27,7 @@ impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
     pub const ALL: [Variant; 1] = [Variant::Nine];
 
-    /// The names variants are written with (in files, on the command line, in Python).
+    /// The names variants are written with (in files and in Python).
     pub const NAMES: [&'static str; 1] = ["nine"];
 
     /// Its name: `"nine"`.
