@@ -8,14 +8,14 @@ use crate::error::{ActionError, PositionError};
 use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
-use crate::rules::Rules;
+use crate::rules::{Rules, Variant};
 use crate::tables::{
     ADJACENT, CHUNK_BYTE, FLY_TARGETS, SLIDE_TARGETS, closes_mill, neighbours, pieces_in_mills,
 };
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
-/// Pieces each player starts with in hand.
-pub const PIECES_PER_PLAYER: u8 = 9;
+/// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
+pub const PIECES_PER_PLAYER: u8 = Variant::Nine.pieces();
 
 /// Zobrist keys, generated at compile time from a fixed SplitMix64 stream.
 struct Zobrist {

@@ -27,8 +27,17 @@ impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
     pub const ALL: [Variant; 1] = [Variant::Nine];
 
-    /// The names variants are written with (in files and in Python).
-    pub const NAMES: [&'static str; 1] = ["nine"];
+    /// The names variants are written with (in files and in Python): [`Variant::name`] of each
+    /// of [`Variant::ALL`].
+    pub const NAMES: [&'static str; Variant::ALL.len()] = {
+        let mut names = [""; Variant::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Variant::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// Its name: `"nine"`.
     pub const fn name(self) -> &'static str {

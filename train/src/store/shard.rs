@@ -170,7 +170,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     let path = source;
     let mut bytes = bytes;
     let version = bytes.get(8..12).map(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-    let checked = version == Some(SHARD_VERSION) || version == Some(SHARD_VERSION_NO_SEARCH_VALUE);
+    let checked = version.is_some_and(|v| (SHARD_VERSION_NO_SEARCH_VALUE..=SHARD_VERSION).contains(&v));
     if bytes.starts_with(MAGIC) && checked {
         let Some(body_len) = bytes.len().checked_sub(4).filter(|&n| n >= 20) else {
             return Err(TrainError::corrupt(WHAT, path, "truncated header"));
