@@ -112,7 +112,9 @@ impl PySelfPlayWorker {
 /// it continues from its latest checkpoint, so a restarted learner resumes), `accept(shard)`
 /// takes a shard dict from `SelfPlayWorker.play`, `train(max_steps)` trains as far as the reuse
 /// cap allows, `weights()` gives the newest published weights, and `finish()` ends the run.
-/// The run directory is `train`'s (checkpoints, `metrics.jsonl`, TensorBoard events).
+/// The run directory is `train`'s (checkpoints, `metrics.jsonl`, TensorBoard events). A run that
+/// has spent its budget is refused unless `reopen=True` (a learner restarted after its last
+/// step): then `train` trains nothing and reports done, and `accept` and `finish` still work.
 #[pyclass(name = "Learner", module = "morris._morris")]
 pub struct PyLearner {
     /// `None` once finished. Boxed: the Python object is only 16-byte aligned, and the
@@ -147,12 +149,13 @@ fn shard_from(d: &Bound<'_, PyAny>) -> PyResult<EncodedShard> {
 #[pymethods]
 impl PyLearner {
     #[new]
-    #[pyo3(signature = (run_dir, config_text = None, set = Vec::new()))]
+    #[pyo3(signature = (run_dir, config_text = None, set = Vec::new(), *, reopen = false))]
     fn new(
         py: Python<'_>,
         run_dir: PathBuf,
         config_text: Option<&str>,
         set: Vec<String>,
+        reopen: bool,
     ) -> PyResult<PyLearner> {
         let text = config_text.map(str::to_string);
         py.detach(move || {
@@ -175,12 +178,16 @@ impl PyLearner {
             }
             let start = Start::decide(None, Some(&run_dir), &set).map_err(train_error)?;
             let judge = judge_for(&start).map_err(train_error)?;
-            let session = LearnerSession::open(start, Some(judge)).map_err(train_error)?.ok_or_else(|| {
-                PyRuntimeError::new_err(format!(
-                    "the run in {} has already spent its budget (raise schedule.total_steps with set=[...])",
-                    run_dir.display()
-                ))
-            })?;
+            let session = if reopen {
+                LearnerSession::reopen(start, Some(judge)).map_err(train_error)?
+            } else {
+                LearnerSession::open(start, Some(judge)).map_err(train_error)?.ok_or_else(|| {
+                    PyRuntimeError::new_err(format!(
+                        "the run in {} has already spent its budget (raise schedule.total_steps with set=[...])",
+                        run_dir.display()
+                    ))
+                })?
+            };
             let config_text = session.config().to_toml();
             Ok(PyLearner { inner: Mutex::new(Some(Box::new(session))), config_text })
         })

@@ -103,9 +103,12 @@ def test_a_killed_learner_resumes_from_its_checkpoint(repo, tmp_path, cluster):
     killed = []
 
     def kill_the_learner(run, report):
-        if not killed and report["step"] >= 90:
+        if not killed and report["step"] >= 90 and not report["done"]:
             killed.append(report["step"])
             ray.kill(run.learner, no_restart=False)
+            # Back in a new process before the run goes on (the kill lands when it lands: the
+            # old process may still train the calls already queued, up to the budget's end).
+            call_until_back(lambda: ray.get(run.learner.info.remote()), lambda i: i["pid"] != report["pid"])
 
     run = morris_ray.RayRun(
         tiny(repo),
@@ -120,6 +123,27 @@ def test_a_killed_learner_resumes_from_its_checkpoint(repo, tmp_path, cluster):
     assert summary.step == 160 and (run_dir / "FINISHED").is_file()
     assert_nothing_lost_or_twice(run_dir, summary)
     assert json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])["step"] == 160
+
+
+def test_a_learner_killed_after_its_last_step_still_finishes_the_run(repo, tmp_path, cluster):
+    run_dir = tmp_path / "run"
+    killed = []
+
+    def kill_at_the_end(run, report):
+        # The budget is spent and its checkpoint written; the shards still queued and `finish`
+        # go to the learner Ray restarts, which reopens the spent run instead of refusing it.
+        if report["done"] and not killed:
+            killed.append(report["step"])
+            ray.kill(run.learner, no_restart=False)
+            call_until_back(lambda: ray.get(run.learner.info.remote()), lambda i: i["pid"] != report["pid"])
+
+    run = morris_ray.RayRun(
+        tiny(repo), run_dir, workers=2, learner_cpus=1, overrides={"schedule.total_steps": 40}, quiet=True
+    )
+    summary = run.run(on_progress=kill_at_the_end)
+    assert killed == [40] and summary.learner_restarts == 1
+    assert summary.step == 40 and (run_dir / "FINISHED").is_file()
+    assert_nothing_lost_or_twice(run_dir, summary)
 
 
 def test_a_damaged_shard_is_refused_by_name_and_a_shard_sent_twice_is_taken_once(repo, tmp_path, cluster):

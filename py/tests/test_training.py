@@ -238,6 +238,12 @@ def test_a_learner_fed_by_a_worker_trains_resumes_and_refuses_damaged_shards(rep
     # A learner restarted on its directory resumes from it (config_text is only for a new run).
     with pytest.raises(RuntimeError, match="budget"):
         morris.Learner(run, text)
+    # Reopened (as a learner restarted after its last step is), it takes shards, trains nothing.
+    reopened = morris.Learner(run, reopen=True)
+    assert reopened.accept(worker.play(300)) > 0
+    report = reopened.train(10)
+    assert report["done"] and report["steps"] == 0 and report["step"] == 30
+    reopened.finish()
     again = morris.Learner(run, text, set=["schedule.total_steps=40"])
     assert again.weights()[0] == 30
     assert feed(again, worker, worker.play(300))["step"] == 40

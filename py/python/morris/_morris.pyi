@@ -205,7 +205,12 @@ class Learner:
     """The learner of a run fed by callers: shards in, weights out, train's run directory."""
 
     def __init__(
-        self, run_dir: Union[str, PathLike[str]], config_text: Optional[str] = None, set: list[str] = ...
+        self,
+        run_dir: Union[str, PathLike[str]],
+        config_text: Optional[str] = None,
+        set: list[str] = ...,
+        *,
+        reopen: bool = False,
     ) -> None: ...
     @property
     def config_text(self) -> str: ...

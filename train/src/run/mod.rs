@@ -187,7 +187,7 @@ fn parse_config_file(file: &Path, overrides: &[String]) -> Result<TrainConfig> {
 /// # Errors
 /// Any failure of the run: I/O, a corrupt checkpoint, a diverging loss, a failed evaluation.
 pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>) -> Result<()> {
-    let Some((t, locks)) = open(start, options, judge)? else { return Ok(()) };
+    let Some((t, locks)) = open(start, options, judge, WhenSpent::Stop)? else { return Ok(()) };
     let result = run(t, options);
     drop(locks);
     result
@@ -195,11 +195,13 @@ pub fn start_run(start: Start, options: &Options, judge: Option<Arc<dyn Judge>>)
 
 /// Everything before the main loop: the devices checked, the run directory's locks taken, the
 /// learner built (new, or from the checkpoint resumed) and the trainer opened on the directory.
-/// `None` when the checkpoint to resume has already spent its budget (said unless quiet).
+/// `None` when the checkpoint to resume has already spent its budget (said unless quiet), unless
+/// `spent` says to open it anyway.
 fn open(
     start: Start,
     options: &Options,
     judge: Option<Arc<dyn Judge>>,
+    spent: WhenSpent,
 ) -> Result<Option<(Trainer, Vec<RoleLock>)>> {
     let config = start.config().clone();
     build_thread_pool(config.run.threads)?;
@@ -250,7 +252,7 @@ fn open(
             let sc = &config.schedule;
             let steps_done = sc.step_limit().is_some_and(|limit| loaded.meta.step >= limit);
             let time_done = sc.wall_time_minutes.is_some_and(|m| loaded.meta.wall_time_s >= 60.0 * m);
-            if steps_done || time_done {
+            if (steps_done || time_done) && spent == WhenSpent::Stop {
                 // Nothing to do: say so instead of "resumed", and touch nothing.
                 if !options.quiet {
                     println!(
@@ -315,6 +317,16 @@ fn open(
         ));
     }
     Ok(Some((t, locks)))
+}
+
+/// What [`open`] does with a checkpoint that has already spent the run's budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WhenSpent {
+    /// Opens nothing (`train` says so and returns).
+    Stop,
+    /// Opens it: the trainer is done from the start, trains nothing, and can still take shards
+    /// and finish (a learner restarted after its last step, with shards still on their way).
+    Open,
 }
 
 /// Takes the learner's lock on the run directory and, when self-play runs in this process, the

@@ -12,7 +12,7 @@ use burn::prelude::Device;
 use super::selfplayer::SelfPlayer;
 use super::stop::StopRequest;
 use super::trainer::Trainer;
-use super::{Judge, Options, Role, Start, build_thread_pool, finish_run, fnv, open};
+use super::{Judge, Options, Role, Start, WhenSpent, build_thread_pool, finish_run, fnv, open};
 use crate::config::TrainConfig;
 use crate::device::device_for_key;
 use crate::error::{Result, TrainError};
@@ -160,11 +160,31 @@ impl LearnerSession {
     /// a corrupt checkpoint.
     pub fn open(start: Start, judge: Option<Arc<dyn Judge>>) -> Result<Option<LearnerSession>> {
         let options = Options { role: Role::Learn, quiet: true, stop: StopRequest::new() };
-        let Some((mut t, locks)) = open(start, &options, judge)? else { return Ok(None) };
+        let Some((t, locks)) = open(start, &options, judge, WhenSpent::Stop)? else { return Ok(None) };
+        Ok(Some(Self::opened(t, locks)?))
+    }
+
+    /// Opens the learner again after its process died, as [`LearnerSession::open`] does, but
+    /// also when the checkpoint it resumes has already spent the run's budget (the process died
+    /// after its last step): then it trains nothing ([`LearnerSession::train`] reports `done`),
+    /// and still takes the shards on their way and finishes the run.
+    ///
+    /// # Errors
+    /// As [`LearnerSession::open`].
+    pub fn reopen(start: Start, judge: Option<Arc<dyn Judge>>) -> Result<LearnerSession> {
+        let options = Options { role: Role::Learn, quiet: true, stop: StopRequest::new() };
+        let (t, locks) = open(start, &options, judge, WhenSpent::Open)?
+            .expect("open returns a trainer whenever a spent checkpoint is opened anyway");
+        Self::opened(t, locks)
+    }
+
+    /// The session of a trainer just opened: its current weights published, and the shards its
+    /// checkpoint had not read taken in.
+    fn opened(mut t: Trainer, locks: Vec<RoleLock>) -> Result<LearnerSession> {
         let step = t.learner.step();
         let name = t.dir.publish_model(step, &t.learner.inference_model())?;
         t.ingest();
-        Ok(Some(LearnerSession { t, locks, published: (name, step), writers: HashMap::new() }))
+        Ok(LearnerSession { t, locks, published: (name, step), writers: HashMap::new() })
     }
 
     /// The run's resolved config (what self-play workers need to play).
@@ -377,7 +397,18 @@ mod tests {
 
         // Finished: opening it again with the same budget does nothing; with more, it resumes.
         let again = Start::decide(None, Some(&run), &[]).unwrap();
-        assert!(LearnerSession::open(again, None).unwrap().is_none());
+        assert!(LearnerSession::open(again.clone(), None).unwrap().is_none());
+        // Reopened (a learner restarted after its last step), it trains nothing, still takes
+        // shards, and finishes again at the same step.
+        let mut reopened = LearnerSession::reopen(again, None).unwrap();
+        assert_eq!(reopened.weights().unwrap().0, 30);
+        let shard = worker.play(300).unwrap().remove(0);
+        assert!(reopened.accept(&shard).unwrap() > 0);
+        let report = reopened.train(10).unwrap();
+        assert!(report.done && report.steps == 0 && report.step == 30, "{report:?}");
+        reopened.finish().unwrap();
+        assert!(dir.is_finished());
+        assert_eq!(std::fs::read_dir(dir.games()).unwrap().count(), accepted + 1);
         let more = Start::decide(None, Some(&run), &["schedule.total_steps=40".to_string()]).unwrap();
         let mut learner = LearnerSession::open(more, None).unwrap().expect("resumed");
         assert_eq!(learner.weights().unwrap().0, 30);

@@ -245,7 +245,7 @@ class RayRun:
             info = ray.get(self.learner.info.remote())
         except ray.exceptions.RayActorError as e:
             raise RuntimeError(f"the learner could not open the run in {self.run_dir}: {e}") from e
-        self._learner_pid = info["pid"]
+        self._learner_pids = {info["pid"]}
         self.config_text_resolved = info["config_text"]
         step = info["published_step"]
         seed = int(self.config["run"]["seed"])
@@ -377,6 +377,7 @@ class RayRun:
                     self._fetch_weights(s)
                     continue
                 self._account(s, report, produced)
+                self._count_learner(s, report["pid"])
                 s.step = report["step"]
                 if report["published_step"] != self._weights_step:
                     self._fetch_weights(s)
@@ -402,7 +403,8 @@ class RayRun:
                 accepts[self.learner.accept.remote(shards_ref, 0)] = (shards_ref, summary)
                 continue
             self._account(s, report, produced)
-        self._learner_call(lambda: ray.get(self.learner.finish.remote()), s)
+            self._count_learner(s, report["pid"])
+        self._count_learner(s, self._learner_call(lambda: ray.get(self.learner.finish.remote()), s))
         s.lost = sorted(produced)
 
     def _learner_call(self, call: Callable[[], Any], s: RunSummary) -> Any:
@@ -425,8 +427,13 @@ class RayRun:
                 if attempt + 1 == _LEARNER_TRIES:
                     raise
                 time.sleep(_RETRY_PAUSE_S)
-        if info["pid"] != self._learner_pid:
-            self._learner_pid = info["pid"]
+        self._count_learner(s, info["pid"])
+
+    def _count_learner(self, s: RunSummary, pid: int) -> None:
+        """Counts a restart when the learner answers from a process not seen before (answers
+        the killed process gave before it died may come after the new process's)."""
+        if pid not in self._learner_pids:
+            self._learner_pids.add(pid)
             s.learner_restarts += 1
 
     def _account(self, s: RunSummary, report: dict[str, Any], produced: set) -> None:

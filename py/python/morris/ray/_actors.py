@@ -89,9 +89,11 @@ class LearnerActor:
         _enter(cwd)
         self.run_dir = Path(run_dir)
         overrides = [*overrides, f"run.threads={threads}"]
-        self.learner = morris.Learner(self.run_dir, config_text, set=overrides)
-        self.ledger = Ledger(self.run_dir)
         self.restarted = _restarted()
+        # Restarted after its last step (killed before `finish`), it still opens: it trains
+        # nothing, and takes the shards on their way and finishes the run.
+        self.learner = morris.Learner(self.run_dir, config_text, set=overrides, reopen=self.restarted)
+        self.ledger = Ledger(self.run_dir)
 
     def info(self) -> dict[str, Any]:
         """The run's resolved config, the published step, whether Ray restarted this learner,
@@ -112,7 +114,8 @@ class LearnerActor:
     def accept(self, shards: list[dict[str, Any]], max_steps: int) -> dict[str, Any]:
         """Takes a worker's shards (refusing a damaged one by name, skipping one already
         accepted), then trains up to ``max_steps`` steps. Returns what it took and the learner's
-        report (``morris.Learner.train``'s dict)."""
+        report (``morris.Learner.train``'s dict) and its process id (so that the driver counts
+        a restart even when no call of its failed)."""
         out: dict[str, Any] = {
             "accepted": [],
             "duplicates": [],
@@ -120,6 +123,7 @@ class LearnerActor:
             "positions": 0,
             "games": 0,
             "bytes": 0,
+            "pid": os.getpid(),
         }
         for shard in shards:
             key = [shard.get("worker"), shard.get("seq")]
@@ -155,9 +159,11 @@ class LearnerActor:
         """Writes a checkpoint of the current step (a run stopped early keeps it)."""
         self.learner.checkpoint()
 
-    def finish(self) -> None:
-        """Ends the run: the last checkpoint, evaluation and metrics, ``FINISHED``."""
+    def finish(self) -> int:
+        """Ends the run: the last checkpoint, evaluation and metrics, ``FINISHED``. Returns the
+        process id (a restart is counted even when no call of its failed)."""
         self.learner.finish()
+        return os.getpid()
 
 
 class WorkerActor:
