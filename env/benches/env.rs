@@ -20,8 +20,8 @@ const STEPS: u64 = 100_000;
 fn playout_position(rules: Rules, rng: &mut Rng, pos: &mut Position) {
     for _ in 0..STEPS {
         match pos.legal_actions(&rules).sample(rng) {
-            Some(a) => pos.apply_unchecked(a),
-            None => *pos = Position::start(),
+            Some(a) => pos.apply_unchecked(a, &rules),
+            None => *pos = Position::start_for(&rules),
         }
     }
 }
@@ -32,8 +32,8 @@ fn playout_position_pair(rules: Rules, rngs: &mut [Rng; 2], positions: &mut [Pos
     for _ in 0..STEPS / 2 {
         for (pos, rng) in positions.iter_mut().zip(rngs.iter_mut()) {
             match pos.legal_actions(&rules).sample(rng) {
-                Some(a) => pos.apply_unchecked(a),
-                None => *pos = Position::start(),
+                Some(a) => pos.apply_unchecked(a, &rules),
+                None => *pos = Position::start_for(&rules),
             }
         }
     }
@@ -52,15 +52,17 @@ fn playout_game(rng: &mut Rng, game: &mut Game) {
 fn bench_playouts(c: &mut Criterion) {
     let mut g = c.benchmark_group("playout");
     g.throughput(Throughput::Elements(STEPS));
-    for (name, rules) in [("openspiel", Rules::openspiel()), ("standard", Rules::standard())] {
+    for (name, rules) in
+        [("openspiel", Rules::openspiel()), ("standard", Rules::standard()), ("twelve", Rules::twelve())]
+    {
         g.bench_function(format!("position_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);
-            let mut pos = Position::start();
+            let mut pos = Position::start_for(&rules);
             b.iter(|| playout_position(rules, &mut rng, black_box(&mut pos)));
         });
         g.bench_function(format!("position_pair_{name}"), |b| {
             let mut rngs = [Rng::seed_from_u64(1), Rng::seed_from_u64(2)];
-            let mut positions = [Position::start(); 2];
+            let mut positions = [Position::start_for(&rules); 2];
             b.iter(|| playout_position_pair(rules, &mut rngs, black_box(&mut positions)));
         });
         g.bench_function(format!("game_{name}"), |b| {

@@ -30,7 +30,7 @@ fn main() {
         for _ in 0..steps {
             let mask = pos.legal_actions(&rules);
             match mask.sample(&mut rng) {
-                Some(a) => pos.apply_unchecked(a),
+                Some(a) => pos.apply_unchecked(a, &rules),
                 None => {
                     pos = Position::start();
                     games += 1;

@@ -1,8 +1,10 @@
 //! Board geometries as data: a morris board is its points' names, its mills and its drawn lines, and every table the rules use (adjacency, mills through a point, symmetries) is derived from those at compile time.
 //!
-//! Only the nine men's morris board ([`NINE`]) exists so far; the rest of the crate reads its
-//! tables through [`crate::tables`], [`crate::Point`] and [`crate::Symmetry`]. The other boards
-//! of the morris family (docs/plans/morris-family.md) are further constants of the same type.
+//! The nine men's morris board ([`NINE`]) and twelve's ([`TWELVE`], nine's with the diagonals)
+//! exist so far; the crate's nine-only code reads nine's tables through [`crate::tables`],
+//! [`crate::Point`] and [`crate::Symmetry`], and the rules read a variant's board through
+//! [`crate::Variant::board`]. The other boards of the morris family
+//! (docs/plans/morris-family.md) are further constants of the same type.
 
 use crate::types::{BitBoard, NUM_POINTS, POINT_NAMES};
 
@@ -335,6 +337,26 @@ pub(crate) const NINE_MILLS: [[u8; 3]; 16] = [
 /// 16 mills, 32 lines, 16 symmetries.
 pub const NINE: Board = Board::new("nine", 7, &POINT_NAMES, &NINE_MILLS, &[]);
 
+/// The mills of the twelve men's morris board: nine's 16, then the four diagonals from the
+/// outer square's corners to the inner square's (a7-b6-c5, g7-f6-e5, a1-b2-c3, g1-f2-e3).
+pub(crate) const TWELVE_MILLS: [[u8; 3]; 20] = {
+    let mut out = [[0u8; 3]; 20];
+    let mut i = 0;
+    while i < 16 {
+        out[i] = NINE_MILLS[i];
+        i += 1;
+    }
+    out[16] = [0, 3, 6];
+    out[17] = [2, 5, 8];
+    out[18] = [21, 18, 15];
+    out[19] = [23, 20, 17];
+    out
+};
+
+/// The twelve men's morris board: nine's with the four diagonals, 24 points, 20 mills, 40 lines,
+/// 16 symmetries (the same maps as nine's: each keeps the diagonals).
+pub const TWELVE: Board = Board::new("twelve", 7, &POINT_NAMES, &TWELVE_MILLS, &[]);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +400,26 @@ mod tests {
             let (f, r) = NINE.coords[p];
             assert_eq!(format!("{}{}", (b'a' + f as u8) as char, r + 1), NINE.names[p]);
         }
+    }
+
+    #[test]
+    fn the_twelve_board_is_nine_with_the_diagonals() {
+        assert_eq!((TWELVE.num_points, TWELVE.num_mills, TWELVE.mills_per_point), (24, 20, 3));
+        assert_eq!(TWELVE.edges().len(), 40);
+        assert_eq!(TWELVE.symmetries(), NINE.symmetries(), "every map of nine keeps the diagonals");
+        let name = |p: usize| TWELVE.names[p];
+        for m in &TWELVE_MILLS[16..] {
+            let (a, b, c) = (name(m[0] as usize), name(m[1] as usize), name(m[2] as usize));
+            // Each diagonal runs corner to corner: file and rank both step by one.
+            let step = |x: &str, y: &str| {
+                let (x, y) = (x.as_bytes(), y.as_bytes());
+                ((x[0] as i8 - y[0] as i8).abs(), (x[1] as i8 - y[1] as i8).abs())
+            };
+            assert_eq!((step(a, b), step(b, c)), ((1, 1), (1, 1)), "{a}-{b}-{c}");
+        }
+        let on_three: Vec<&str> =
+            (0..24).filter(|&p| TWELVE.mills_through[p][2] != NO_MILL).map(name).collect();
+        assert_eq!(on_three, ["a7", "g7", "b6", "f6", "c5", "e5", "c3", "e3", "b2", "f2", "a1", "g1"]);
     }
 
     #[test]

@@ -11,8 +11,8 @@
 //! | 0 | own pieces | 0/1 per point |
 //! | 1 | opponent pieces | 0/1 per point |
 //! | 2 | empty points | 0/1 per point |
-//! | 3 | own pieces in hand / 9 | constant |
-//! | 4 | opponent pieces in hand / 9 | constant |
+//! | 3 | own pieces in hand / the variant's pieces (9) | constant |
+//! | 4 | opponent pieces in hand / the variant's pieces (9) | constant |
 //! | 5 | a removal is pending (the player to move must remove) | constant 0/1 |
 //! | 6 | own phase is placing | constant 0/1 |
 //! | 7 | own phase is moving (sliding) | constant 0/1 |
@@ -93,9 +93,10 @@ pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32;
     };
     let reps =
         if rules.threefold_repetition { (repetitions.saturating_sub(1) as f32 / 2.0).min(1.0) } else { 0.0 };
+    let pieces = rules.variant.pieces() as f32;
     [
-        pos.in_hand(me) as f32 / 9.0,
-        pos.in_hand(opp) as f32 / 9.0,
+        pos.in_hand(me) as f32 / pieces,
+        pos.in_hand(opp) as f32 / pieces,
         pos.is_removal_pending() as u8 as f32,
         op,
         om,

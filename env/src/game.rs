@@ -37,7 +37,7 @@ pub struct Game {
 impl Game {
     /// A new game from the start position.
     pub fn new(rules: Rules) -> Game {
-        Game::from_position(rules, Position::start())
+        Game::from_position(rules, Position::start_for(&rules))
     }
 
     /// A new game from any position (its history starts empty).
@@ -72,7 +72,7 @@ impl Game {
 
     /// Returns to the start position, keeping the allocated history.
     pub fn reset(&mut self) {
-        self.reset_to(Position::start());
+        self.reset_to(Position::start_for(&self.rules));
     }
 
     /// Returns to `position` with an empty history, keeping the allocated buffers.
@@ -166,7 +166,7 @@ impl Game {
     pub fn apply_unchecked(&mut self, action: Action) {
         self.history.push(self.position);
         self.actions.push(action);
-        self.position.apply_unchecked(action);
+        self.position.apply_unchecked(action, &self.rules);
         self.repetitions = self.count_repetitions();
     }
 

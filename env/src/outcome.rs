@@ -25,6 +25,9 @@ pub enum DrawReason {
     NMoveRule,
     /// The turn cap was reached.
     TurnCap,
+    /// The board filled up during placement with no mill closed, so nobody can move (twelve
+    /// men's morris).
+    BoardFull,
 }
 
 /// The state of a game: still going, won, or drawn.
@@ -97,6 +100,7 @@ impl fmt::Display for Outcome {
                     DrawReason::ThreefoldRepetition => "threefold repetition",
                     DrawReason::NMoveRule => "N-move rule",
                     DrawReason::TurnCap => "turn cap",
+                    DrawReason::BoardFull => "full board",
                 };
                 write!(f, "draw ({why})")
             }

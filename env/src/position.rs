@@ -9,18 +9,19 @@ use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::{Rules, Variant};
-use crate::tables::{
-    ADJACENT, CHUNK_BYTE, FLY_TARGETS, SLIDE_TARGETS, closes_mill, neighbours, pieces_in_mills,
-};
+use crate::tables::{CHUNK_BYTE, FLY_TARGETS, NineSpec, Spec, TwelveSpec};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
 pub const PIECES_PER_PLAYER: u8 = Variant::Nine.pieces();
 
+/// The most pieces a player of any variant starts with (twelve men's morris).
+const MAX_PIECES: usize = 12;
+
 /// Zobrist keys, generated at compile time from a fixed SplitMix64 stream.
 struct Zobrist {
     piece: [[u64; NUM_POINTS]; 2],
-    in_hand: [[u64; PIECES_PER_PLAYER as usize + 1]; 2],
+    in_hand: [[u64; MAX_PIECES + 1]; 2],
     black_to_move: u64,
     removal_pending: u64,
 }
@@ -28,7 +29,7 @@ struct Zobrist {
 const ZOBRIST: Zobrist = {
     let mut state = 0x4e69_6e65_4d65_6e73; // "NineMens"
     let mut piece = [[0u64; NUM_POINTS]; 2];
-    let mut in_hand = [[0u64; PIECES_PER_PLAYER as usize + 1]; 2];
+    let mut in_hand = [[0u64; MAX_PIECES + 1]; 2];
     let mut c = 0;
     while c < 2 {
         let mut p = 0;
@@ -45,6 +46,17 @@ const ZOBRIST: Zobrist = {
     }
     let black_to_move = splitmix64(&mut state);
     let removal_pending = splitmix64(&mut state);
+    // Hands above nine's come after nine's keys in the stream, so that nine's hashes are the
+    // ones they always were.
+    let mut c = 0;
+    while c < 2 {
+        let mut h = PIECES_PER_PLAYER as usize + 1;
+        while h <= MAX_PIECES {
+            in_hand[c][h] = splitmix64(&mut state);
+            h += 1;
+        }
+        c += 1;
+    }
     Zobrist { piece, in_hand, black_to_move, removal_pending }
 };
 
@@ -96,12 +108,20 @@ impl Default for Position {
 }
 
 impl Position {
-    /// The start position: empty board, 9 pieces in each hand, White to move.
+    /// The start position of nine men's morris: empty board, 9 pieces in each hand, White to
+    /// move ([`Position::start_for`] of any variant).
     pub const fn start() -> Position {
+        Position::start_for(&Rules::standard())
+    }
+
+    /// The start position of `rules`' variant: empty board, its pieces in each hand, White to
+    /// move.
+    pub const fn start_for(rules: &Rules) -> Position {
+        let n = rules.variant.pieces();
         Position {
             pieces: [BitBoard::EMPTY; 2],
-            hash: ZOBRIST.in_hand[0][9] ^ ZOBRIST.in_hand[1][9],
-            in_hand: [PIECES_PER_PLAYER; 2],
+            hash: ZOBRIST.in_hand[0][n as usize] ^ ZOBRIST.in_hand[1][n as usize],
+            in_hand: [n; 2],
             side: Color::White,
             removal_pending: false,
             quiet_plies: 0,
@@ -109,14 +129,11 @@ impl Position {
         }
     }
 
-    /// Builds a position from its parts, with the turn count set to the turns that the
-    /// placements made so far took (exact while pieces are in hand; once both hands are empty
-    /// the real count is unknown) and the N-move counter at zero (see [`Position::with_counters`]).
+    /// A nine men's morris position from its parts ([`Position::from_parts_for`] of any
+    /// variant).
     ///
     /// # Errors
-    /// If the parts cannot arise in a game: overlapping pieces, more than 9 pieces for a player,
-    /// hands that break the alternation of placements (White places first), or a pending
-    /// removal with nothing to remove.
+    /// As [`Position::from_parts_for`].
     pub fn from_parts(
         white: BitBoard,
         black: BitBoard,
@@ -124,13 +141,34 @@ impl Position {
         side: Color,
         removal_pending: bool,
     ) -> Result<Position, PositionError> {
+        Position::from_parts_for(&Rules::standard(), white, black, in_hand, side, removal_pending)
+    }
+
+    /// Builds a position of `rules`' variant from its parts, with the turn count set to the
+    /// turns that the placements made so far took (exact while pieces are in hand; once both
+    /// hands are empty the real count is unknown) and the N-move counter at zero (see
+    /// [`Position::with_counters`]).
+    ///
+    /// # Errors
+    /// If the parts cannot arise in a game: overlapping pieces, more pieces for a player than
+    /// the variant has, hands that break the alternation of placements (White places first), or
+    /// a pending removal with nothing to remove.
+    pub fn from_parts_for(
+        rules: &Rules,
+        white: BitBoard,
+        black: BitBoard,
+        in_hand: [u8; 2],
+        side: Color,
+        removal_pending: bool,
+    ) -> Result<Position, PositionError> {
+        let pieces = rules.variant.pieces();
         let white = white & BitBoard::FULL;
         let black = black & BitBoard::FULL;
         if let Some(p) = (white & black).first() {
             return Err(PositionError::Overlap(p));
         }
         for (c, bb) in [(Color::White, white), (Color::Black, black)] {
-            if bb.count() + in_hand[c.index()] as u32 > PIECES_PER_PLAYER as u32 {
+            if bb.count() + in_hand[c.index()] as u32 > pieces as u32 {
                 return Err(PositionError::TooManyPieces(c));
             }
         }
@@ -162,7 +200,7 @@ impl Position {
             quiet_plies: 0,
             // Play passes after each placement, except one that closed a mill still to be
             // completed by its removal.
-            turns: (2 * PIECES_PER_PLAYER - w - b).saturating_sub(removal_pending as u8) as u16,
+            turns: (2 * pieces - w - b).saturating_sub(removal_pending as u8) as u16,
         };
         pos.hash = pos.compute_hash();
         Ok(pos)
@@ -172,6 +210,15 @@ impl Position {
     pub const fn with_counters(mut self, turns: u16, quiet_plies: u16) -> Position {
         self.turns = turns;
         self.quiet_plies = quiet_plies;
+        self
+    }
+
+    /// The same position with the pieces on the board replaced (hands, side, pending removal
+    /// and counters kept) and the hash recomputed: for images under a symmetry, which map a
+    /// position of the game to one.
+    pub(crate) fn with_pieces(mut self, white: BitBoard, black: BitBoard) -> Position {
+        self.pieces = [white, black];
+        self.hash = self.compute_hash();
         self
     }
 
@@ -274,12 +321,29 @@ impl Position {
         self.pieces[0].0 as u64 | (self.pieces[1].0 as u64) << 24
     }
 
-    /// The opposing pieces that may be removed now: those outside mills, or all of them
-    /// when every one stands in a mill.
+    /// The opposing pieces that may be removed now under `rules`: those outside mills, or all
+    /// of them when every one stands in a mill.
     #[inline]
-    pub fn removable(&self) -> BitBoard {
+    pub fn removable(&self, rules: &Rules) -> BitBoard {
+        match rules.variant {
+            Variant::Nine => self.removable_g::<NineSpec>(),
+            _ => self.removable_other(rules),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn removable_other(&self, rules: &Rules) -> BitBoard {
+        match rules.variant {
+            Variant::Nine => self.removable_g::<NineSpec>(),
+            Variant::Twelve => self.removable_g::<TwelveSpec>(),
+        }
+    }
+
+    #[inline(always)]
+    fn removable_g<S: Spec>(&self) -> BitBoard {
         let opp = self.pieces[self.side.opponent().index()];
-        let free = opp - pieces_in_mills(opp);
+        let free = opp - S::pieces_in_mills(opp);
         if free.is_empty() { opp } else { free }
     }
 
@@ -289,6 +353,23 @@ impl Position {
     /// is already decided).
     #[inline]
     pub fn has_legal_action(&self, rules: &Rules) -> bool {
+        match rules.variant {
+            Variant::Nine => self.has_legal_action_g::<NineSpec>(rules),
+            _ => self.has_legal_action_other(rules),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn has_legal_action_other(&self, rules: &Rules) -> bool {
+        match rules.variant {
+            Variant::Nine => self.has_legal_action_g::<NineSpec>(rules),
+            Variant::Twelve => self.has_legal_action_g::<TwelveSpec>(rules),
+        }
+    }
+
+    #[inline(always)]
+    fn has_legal_action_g<S: Spec>(&self, rules: &Rules) -> bool {
         let me = self.side.index();
         if self.removal_pending || self.in_hand[me] > 0 {
             // A pending removal always has a target, and a hand always has an empty point.
@@ -297,7 +378,7 @@ impl Position {
         let empty = self.empty();
         match self.phase(self.side, rules) {
             Phase::Flying => !empty.is_empty(),
-            _ => !(neighbours(self.pieces[me]) & empty).is_empty(),
+            _ => !(S::neighbours(self.pieces[me]) & empty).is_empty(),
         }
     }
 
@@ -310,10 +391,24 @@ impl Position {
                 return Outcome::Win { winner: c.opponent(), reason: WinReason::TooFewPieces };
             }
         }
+        // A full board leaves nobody a move: where the variant draws it, before Blocked.
+        if rules.variant.full_board_draws() && self.is_board_full() {
+            return Outcome::Draw(DrawReason::BoardFull);
+        }
         if !self.has_legal_action(rules) {
             return Outcome::Win { winner: self.side.opponent(), reason: WinReason::Blocked };
         }
         self.draw_outcome(rules)
+    }
+
+    /// Whether both hands are empty and every point is taken (with no removal pending): the end
+    /// of a placement phase that closed no mill, on a board with as many points as pieces.
+    #[inline]
+    fn is_board_full(&self) -> bool {
+        self.in_hand[0] == 0
+            && self.in_hand[1] == 0
+            && !self.removal_pending
+            && self.occupied().0 == BitBoard::FULL.0
     }
 
     /// The draw rules held in the position itself: the N-move rule and the turn cap.
@@ -354,10 +449,21 @@ impl Position {
     /// The actions the rules of play allow, without checking whether the game is already over.
     #[inline(always)]
     pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
+        // Every variant inline: a mask returned by an out-of-line call would pass through
+        // memory, and callers that read it at once (perft's counts, playouts' sampling) would
+        // stall on reloading it (measured: perft 30% slower).
+        match rules.variant {
+            Variant::Nine => self.legal_g::<NineSpec>(rules),
+            Variant::Twelve => self.legal_g::<TwelveSpec>(rules),
+        }
+    }
+
+    #[inline(always)]
+    fn legal_g<S: Spec>(&self, rules: &Rules) -> ActionMask {
         let mut mask = ActionMask::EMPTY;
         let me = self.side.index();
         if self.removal_pending {
-            mask.0[0] = self.removable().0 as u64;
+            mask.0[0] = self.removable_g::<S>().0 as u64;
         } else if self.in_hand[me] > 0 {
             mask.0[0] = self.empty().0 as u64;
         } else {
@@ -367,13 +473,13 @@ impl Position {
             // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
             // is exact: the fourth byte is zero and belongs to the next chunk, written later.
             //
-            // The loop runs a fixed 9 times (the most pieces a player can have), so its exit is
-            // never mispredicted; once the pieces run out, `trailing_zeros` gives 32, whose
-            // table entry is empty and whose (zero) write lands past action 599.
-            let targets = if flying { &FLY_TARGETS } else { &SLIDE_TARGETS };
+            // The loop runs a fixed `S::PIECES` times (the most pieces a player can have), so
+            // its exit is never mispredicted; once the pieces run out, `trailing_zeros` gives 32,
+            // whose table entry is empty and whose (zero) write lands past action 599.
+            let targets = if flying { &FLY_TARGETS } else { S::SLIDE };
             let mut bytes = [0u8; 8 * MASK_WORDS];
             let mut rest = self.pieces[me].0;
-            for _ in 0..PIECES_PER_PLAYER {
+            for _ in 0..S::PIECES {
                 let from = rest.trailing_zeros() as usize;
                 rest &= rest.wrapping_sub(1);
                 let to = targets[from] & empty.0;
@@ -404,7 +510,7 @@ impl Position {
             if !self.pieces(me.opponent()).has(p) {
                 return Err(ActionError::NothingToRemove(p));
             }
-            if !self.removable().has(p) {
+            if !self.removable(rules).has(p) {
                 return Err(ActionError::ProtectedPiece(p));
             }
             return Ok(());
@@ -430,7 +536,7 @@ impl Position {
         if self.occupied().has(to) {
             return Err(ActionError::PointOccupied(to));
         }
-        if self.phase(me, rules) != Phase::Flying && !ADJACENT[from.index()].has(to) {
+        if self.phase(me, rules) != Phase::Flying && !rules.variant.board().adjacent[from.index()].has(to) {
             return Err(ActionError::NotAdjacent { from, to });
         }
         Ok(())
@@ -442,15 +548,33 @@ impl Position {
     /// If the action is illegal, the reason; the position is then unchanged.
     pub fn apply(&mut self, action: Action, rules: &Rules) -> Result<(), ActionError> {
         self.check(action, rules)?;
-        self.apply_unchecked(action);
+        self.apply_unchecked(action, rules);
         Ok(())
     }
 
-    /// Applies an action known to be legal (taken from [`Position::legal_actions`]): the fast
-    /// path for search and playouts. An illegal action leaves a meaningless (but memory-safe)
-    /// position; debug builds assert that the action is in range.
+    /// Applies an action known to be legal under `rules` (taken from
+    /// [`Position::legal_actions`]): the fast path for search and playouts. An illegal action
+    /// leaves a meaningless (but memory-safe) position; debug builds assert that the action is
+    /// in range.
     #[inline(always)]
-    pub fn apply_unchecked(&mut self, action: Action) {
+    pub fn apply_unchecked(&mut self, action: Action, rules: &Rules) {
+        match rules.variant {
+            Variant::Nine => self.apply_g::<NineSpec>(action),
+            _ => self.apply_other(action, rules),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn apply_other(&mut self, action: Action, rules: &Rules) {
+        match rules.variant {
+            Variant::Nine => self.apply_g::<NineSpec>(action),
+            Variant::Twelve => self.apply_g::<TwelveSpec>(action),
+        }
+    }
+
+    #[inline(always)]
+    fn apply_g<S: Spec>(&mut self, action: Action) {
         debug_assert!((action.0 as usize) < NUM_ACTIONS);
         let me = self.side.index();
         let opp = 1 - me;
@@ -468,24 +592,24 @@ impl Position {
             let h = self.in_hand[me] as usize;
             self.hash ^= ZOBRIST.piece[me][i] ^ ZOBRIST.in_hand[me][h] ^ ZOBRIST.in_hand[me][h - 1];
             self.in_hand[me] -= 1;
-            self.finish_turn(p);
+            self.finish_turn::<S>(p);
         } else {
             let m = i - NUM_POINTS;
             let (from, to) = (m / NUM_POINTS, m % NUM_POINTS);
             self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
             self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
             self.quiet_plies = self.quiet_plies.saturating_add(1);
-            self.finish_turn(Point::from_index_unchecked(to));
+            self.finish_turn::<S>(Point::from_index_unchecked(to));
         }
     }
 
     /// After a piece arrives on `p`: start a removal if it closed a mill, else pass the turn.
     /// Branch-free, because whether a random move closes a mill is unpredictable.
-    #[inline]
-    fn finish_turn(&mut self, p: Point) {
+    #[inline(always)]
+    fn finish_turn<S: Spec>(&mut self, p: Point) {
         let me = self.side.index();
         // With no opposing piece on the board there is nothing to remove, and the turn passes.
-        let removes = closes_mill(self.pieces[me], p) & !self.pieces[1 - me].is_empty();
+        let removes = S::closes_mill(self.pieces[me], p.index()) & !self.pieces[1 - me].is_empty();
         let passes = !removes;
         let all = |b: bool| (b as u64).wrapping_neg();
         self.removal_pending = removes;

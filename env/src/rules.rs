@@ -3,16 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::{Board, NINE};
+use crate::board::{Board, NINE, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
-/// set it apart (docs/rules.md). Nine men's morris is the one played so far; the others of
-/// issue 25 (three, six, twelve men's morris, morabaraba, Lasker) join it one at a time.
+/// set it apart (docs/rules.md). Nine and twelve men's morris are played so far; the others of
+/// issue 25 (three and six men's morris, morabaraba, Lasker) join them one at a time.
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
 /// assert_eq!(Rules::standard().variant, Variant::Nine);
-/// assert_eq!("nine".parse::<Variant>(), Ok(Variant::Nine));
+/// assert_eq!("twelve".parse::<Variant>(), Ok(Variant::Twelve));
 /// assert!("six".parse::<Variant>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -21,11 +21,14 @@ pub enum Variant {
     /// Nine men's morris: the 24-point board of three squares, 9 pieces a side.
     #[default]
     Nine,
+    /// Twelve men's morris: the nine board with four diagonal lines (and mills) joining the
+    /// squares' corners, 12 pieces a side, and a draw when the board fills during placement.
+    Twelve,
 }
 
 impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
-    pub const ALL: [Variant; 1] = [Variant::Nine];
+    pub const ALL: [Variant; 2] = [Variant::Nine, Variant::Twelve];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
     /// of [`Variant::ALL`].
@@ -39,10 +42,11 @@ impl Variant {
         names
     };
 
-    /// Its name: `"nine"`.
+    /// Its name: `"nine"`, `"twelve"`.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Nine => "nine",
+            Variant::Twelve => "twelve",
         }
     }
 
@@ -50,6 +54,7 @@ impl Variant {
     pub const fn board(self) -> &'static Board {
         match self {
             Variant::Nine => &NINE,
+            Variant::Twelve => &TWELVE,
         }
     }
 
@@ -57,7 +62,14 @@ impl Variant {
     pub const fn pieces(self) -> u8 {
         match self {
             Variant::Nine => 9,
+            Variant::Twelve => 12,
         }
+    }
+
+    /// Whether the game is drawn when both hands are empty and the board is full (no mill was
+    /// closed while placing, so nobody can move).
+    pub const fn full_board_draws(self) -> bool {
+        matches!(self, Variant::Twelve)
     }
 
     /// Whether this is nine men's morris (files leave the variant out then, so that they read
@@ -141,6 +153,13 @@ impl Rules {
             threefold_repetition: false,
             turn_cap: Some(200),
         }
+    }
+
+    /// Twelve men's morris under the standard draw rules (flying on, the 100-ply N-move rule,
+    /// threefold repetition, no turn cap). Not yet a preset: the surfaces that name presets (the
+    /// command line, configs, UCI, the web board) do not offer it until they play it.
+    pub const fn twelve() -> Rules {
+        Rules { variant: Variant::Twelve, ..Rules::standard() }
     }
 
     /// The preset with this name: `"standard"` or `"openspiel"`.

@@ -85,18 +85,10 @@ impl Symmetry {
 
     /// The image of a position (hash recomputed; counters kept).
     pub fn position(self, pos: &Position) -> Position {
-        let mapped = Position::from_parts(
+        pos.with_pieces(
             self.board(pos.pieces(crate::Color::White)),
             self.board(pos.pieces(crate::Color::Black)),
-            [pos.in_hand(crate::Color::White), pos.in_hand(crate::Color::Black)],
-            pos.current_player(),
-            pos.is_removal_pending(),
-        );
-        match mapped {
-            Ok(p) => p.with_counters(pos.turns(), pos.quiet_plies()),
-            // A permutation of a valid position is valid; keep the original if not.
-            Err(_) => *pos,
-        }
+        )
     }
 
     /// How many distinct positions the 16 images of `pos` are (1 to 16): the size of its class,

@@ -1,6 +1,7 @@
-//! The nine men's morris board's geometry as compile-time tables (views of [`NINE`]): the 16 mills, adjacency, and lookup tables for set-wide neighbour queries and move generation.
+//! The boards' geometry as compile-time tables: nine men's morris's as public views of [`NINE`] (the 16 mills, adjacency), and each variant's lookup tables for set-wide neighbour queries and move generation behind [`Spec`].
 
-use crate::board::{NINE, NINE_MILLS};
+use crate::board::{Board, MAX_MILLS_THROUGH, MAX_POINTS, NINE, NINE_MILLS, TWELVE};
+use crate::rules::Variant;
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
 /// The 16 mills as point triples, each listed along its line (the middle point in the middle).
@@ -32,9 +33,9 @@ pub const MILLS_THROUGH: [[BitBoard; 2]; NUM_POINTS] = {
 /// the consecutive pairs of the 16 mills, so adjacency is derived from them: 32 edges.
 pub const ADJACENT: [BitBoard; NUM_POINTS] = NINE.adjacent;
 
-/// `NEIGHBOURS_BY_BYTE[k][x]` is the union of the neighbours of the points `8k + i` for each
-/// bit `i` set in `x`. Three lookups give the neighbourhood of any set (see [`neighbours`]).
-const NEIGHBOURS_BY_BYTE: [[u32; 256]; 3] = {
+/// `table[k][x]` is the union of the neighbours on `board` of the points `8k + i` for each bit
+/// `i` set in `x`. Three lookups give the neighbourhood of any set (see [`neighbours`]).
+const fn neighbours_by_byte(board: &Board) -> [[u32; 256]; 3] {
     let mut out = [[0u32; 256]; 3];
     let mut k = 0;
     while k < 3 {
@@ -42,9 +43,9 @@ const NEIGHBOURS_BY_BYTE: [[u32; 256]; 3] = {
         while x < 256 {
             let mut acc = 0u32;
             let mut i = 0;
-            while i < 8 {
+            while i < 8 && 8 * k + i < MAX_POINTS {
                 if x & (1 << i) != 0 {
-                    acc |= ADJACENT[8 * k + i].0;
+                    acc |= board.adjacent[8 * k + i].0;
                 }
                 i += 1;
             }
@@ -54,24 +55,29 @@ const NEIGHBOURS_BY_BYTE: [[u32; 256]; 3] = {
         k += 1;
     }
     out
-};
-
-/// All points adjacent to at least one point of `set`.
-#[inline]
-pub fn neighbours(set: BitBoard) -> BitBoard {
-    let x = set.0 as usize;
-    BitBoard(
-        NEIGHBOURS_BY_BYTE[0][x & 0xff]
-            | NEIGHBOURS_BY_BYTE[1][(x >> 8) & 0xff]
-            | NEIGHBOURS_BY_BYTE[2][(x >> 16) & 0xff],
-    )
 }
 
-/// The points of `pieces` that stand in a mill made entirely of `pieces`.
+/// Nine's neighbour table ([`neighbours_by_byte`]).
+const NEIGHBOURS_BY_BYTE: [[u32; 256]; 3] = neighbours_by_byte(&NINE);
+
+/// The points adjacent to at least one point of `set`, by a [`neighbours_by_byte`] table.
+#[inline(always)]
+fn neighbours_by(table: &[[u32; 256]; 3], set: BitBoard) -> BitBoard {
+    let x = set.0 as usize;
+    BitBoard(table[0][x & 0xff] | table[1][(x >> 8) & 0xff] | table[2][(x >> 16) & 0xff])
+}
+
+/// All points adjacent to at least one point of `set` on the nine men's morris board.
 #[inline]
-pub fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
+pub fn neighbours(set: BitBoard) -> BitBoard {
+    neighbours_by(&NEIGHBOURS_BY_BYTE, set)
+}
+
+/// The points of `pieces` that stand in one of `mills` made entirely of `pieces`.
+#[inline(always)]
+fn pieces_in(mills: &[BitBoard], pieces: BitBoard) -> BitBoard {
     let mut acc = 0u32;
-    for mill in MILLS {
+    for mill in mills {
         // Branch-free: `mask` is all ones when the mill is complete.
         let mask = (((pieces.0 & mill.0) == mill.0) as u32).wrapping_neg();
         acc |= mill.0 & mask;
@@ -79,7 +85,13 @@ pub fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
     BitBoard(acc)
 }
 
-/// Whether `pieces` (which must contain `p`) forms a mill through `p`.
+/// The points of `pieces` that stand in a mill (of nine's board) made entirely of `pieces`.
+#[inline]
+pub fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
+    pieces_in(&MILLS, pieces)
+}
+
+/// Whether `pieces` (which must contain `p`) forms a mill (of nine's board) through `p`.
 #[inline]
 pub fn closes_mill(pieces: BitBoard, p: Point) -> bool {
     let [m0, m1] = MILLS_THROUGH[p.index()];
@@ -97,16 +109,20 @@ pub fn adjacency_matrix() -> [[f32; NUM_POINTS]; NUM_POINTS] {
     out
 }
 
-/// Slide targets of each point, indexed by `trailing_zeros` (so entries 24..=32 are empty).
-pub(crate) const SLIDE_TARGETS: [u32; 33] = {
+/// Slide targets of each point of `board`, indexed by `trailing_zeros` (so entries past the
+/// board's points, up to 32, are empty).
+const fn slide_targets(board: &Board) -> [u32; 33] {
     let mut t = [0u32; 33];
     let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = ADJACENT[i].0;
+    while i < board.num_points {
+        t[i] = board.adjacent[i].0;
         i += 1;
     }
     t
-};
+}
+
+/// Nine's slide targets ([`slide_targets`]).
+pub(crate) const SLIDE_TARGETS: [u32; 33] = slide_targets(&NINE);
 
 /// First byte of the move actions of each point (`3 + 3·from`), indexed like [`SLIDE_TARGETS`];
 /// entries 24..=32 point at the unused bytes after action 599.
@@ -130,6 +146,86 @@ pub(crate) const FLY_TARGETS: [u32; 33] = {
     }
     t
 };
+
+/// One variant's rules as compile-time constants, so that the rules' hot paths
+/// ([`Position`](crate::Position)'s move generation and application) are compiled once per
+/// variant with its tables at fixed addresses and its loop bounds known, as they were when nine
+/// men's morris was the only game. Only the 24-point boards so far: their points and action
+/// layout are nine's ([`CHUNK_BYTE`], [`FLY_TARGETS`]).
+pub(crate) trait Spec {
+    /// Pieces each player starts with in hand (the bound of the move generator's loop).
+    const PIECES: u8;
+    /// The board's mills.
+    const MILLS: &'static [BitBoard];
+    /// The mills through each point, padded with [`crate::board::NO_MILL`].
+    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS];
+    /// The most mills through one point (the entries of [`Spec::MILLS_THROUGH`] to test).
+    const MILLS_PER_POINT: usize;
+    /// Neighbours along the lines ([`neighbours_by_byte`]).
+    const NEIGHBOURS: &'static [[u32; 256]; 3];
+    /// Slide targets ([`slide_targets`]).
+    const SLIDE: &'static [u32; 33];
+
+    /// All points adjacent to at least one point of `set`.
+    #[inline(always)]
+    fn neighbours(set: BitBoard) -> BitBoard {
+        neighbours_by(Self::NEIGHBOURS, set)
+    }
+
+    /// The points of `pieces` that stand in a mill made entirely of `pieces`.
+    #[inline(always)]
+    fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
+        pieces_in(Self::MILLS, pieces)
+    }
+
+    /// Whether `pieces` (which must contain `p`) forms a mill through `p`.
+    #[inline(always)]
+    fn closes_mill(pieces: BitBoard, p: usize) -> bool {
+        let through = &Self::MILLS_THROUGH[p];
+        let mut closes = false;
+        let mut k = 0;
+        while k < Self::MILLS_PER_POINT {
+            closes |= pieces.contains(through[k]);
+            k += 1;
+        }
+        closes
+    }
+}
+
+/// Nine men's morris's [`Spec`]: the tables the crate always had.
+pub(crate) struct NineSpec;
+
+impl Spec for NineSpec {
+    const PIECES: u8 = Variant::Nine.pieces();
+    const MILLS: &'static [BitBoard] = &MILLS;
+    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &NINE.mills_through;
+    const MILLS_PER_POINT: usize = NINE.mills_per_point;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = &NEIGHBOURS_BY_BYTE;
+    const SLIDE: &'static [u32; 33] = &SLIDE_TARGETS;
+}
+
+/// Twelve men's morris's [`Spec`].
+pub(crate) struct TwelveSpec;
+
+impl Spec for TwelveSpec {
+    const PIECES: u8 = Variant::Twelve.pieces();
+    const MILLS: &'static [BitBoard] = {
+        const M: [BitBoard; 20] = {
+            let mut out = [BitBoard::EMPTY; 20];
+            let mut i = 0;
+            while i < 20 {
+                out[i] = TWELVE.mills[i];
+                i += 1;
+            }
+            out
+        };
+        &M
+    };
+    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &TWELVE.mills_through;
+    const MILLS_PER_POINT: usize = TWELVE.mills_per_point;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&TWELVE);
+    const SLIDE: &'static [u32; 33] = &slide_targets(&TWELVE);
+}
 
 #[cfg(test)]
 mod tests {

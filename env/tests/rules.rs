@@ -813,7 +813,12 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     assert!(e.to_string().contains("six"), "{e}");
     let e = "six".parse::<Variant>().unwrap_err();
     assert_eq!(e, morris_env::UnknownVariant { name: "six".into() });
-    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine)");
+    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve)");
+    let twelve: Rules =
+        toml::from_str("variant = \"twelve\"\nflying = true\nn_move_rule = 100\nthreefold_repetition = true")
+            .unwrap();
+    assert_eq!(twelve, Rules::twelve());
+    assert!(toml::to_string(&twelve).unwrap().contains("variant = \"twelve\""));
     for (v, name) in Variant::ALL.into_iter().zip(Variant::NAMES) {
         assert_eq!(v.name(), name);
         assert_eq!(name.parse::<Variant>(), Ok(v));
@@ -821,6 +826,90 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     }
     assert_eq!(Variant::Nine.pieces(), 9);
     assert_eq!(Variant::Nine.board().num_points, 24);
+    assert_eq!((Variant::Twelve.pieces(), Variant::Twelve.board().num_mills), (12, 20));
+}
+
+// ----- twelve men's morris ---------------------------------------------------------------------
+
+fn twelve_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color, pending: bool) -> Position {
+    Position::from_parts_for(&Rules::twelve(), bb(white), bb(black), in_hand, side, pending)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+#[test]
+fn twelve_starts_with_twelve_in_each_hand_and_its_start_hash_is_its_own() {
+    let rules = Rules::twelve();
+    let start = Position::start_for(&rules);
+    assert_eq!([start.in_hand(Color::White), start.in_hand(Color::Black)], [12, 12]);
+    assert_eq!(start.hash(), start.compute_hash());
+    assert_ne!(start.hash(), Position::start().hash());
+    assert_eq!(Game::new(rules).position(), &start);
+    // Twelve pieces fit; a thirteenth does not.
+    assert!(
+        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [11, 12], Color::Black, false).is_ok()
+    );
+    assert!(Position::from_parts(bb(&["a7"]), BitBoard::EMPTY, [11, 12], Color::Black, false).is_err());
+    assert_eq!(
+        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [12, 12], Color::Black, false),
+        Err(morris_env::PositionError::TooManyPieces(Color::White))
+    );
+}
+
+#[test]
+fn twelve_slides_along_the_diagonals_and_closes_mills_on_them() {
+    let rules = Rules::twelve();
+    // b6 touches a7 and c5 along its diagonal, and d6 and b4 as in nine.
+    let pos = twelve_position(&["b6", "g1", "a1"], &["d7", "g7", "a4", "e3"], [0, 0], Color::White, false);
+    let nine_rules = Rules { flying: false, ..Rules::standard() };
+    let twelve_rules = Rules { flying: false, ..rules };
+    let from_b6: BTreeSet<Action> = legal(&pos, &twelve_rules)
+        .into_iter()
+        .filter(|a| a.as_movement().is_some_and(|(f, _)| f == pt("b6")))
+        .collect();
+    assert_eq!(from_b6, move_actions(&[("b6", "a7"), ("b6", "c5"), ("b6", "d6"), ("b6", "b4")]));
+    assert_eq!(
+        pos.check(mv("b6", "a7"), &nine_rules),
+        Err(ActionError::NotAdjacent { from: pt("b6"), to: pt("a7") })
+    );
+    // Placing c3 completes the diagonal a1-b2-c3: a removal follows (none under nine's board).
+    let placing =
+        twelve_position(&["a1", "b2", "a7", "d7"], &["g7", "g4", "d2", "f2"], [8, 8], Color::White, false);
+    let mut after = placing;
+    after.apply(at("c3"), &rules).unwrap();
+    assert!(after.is_removal_pending() && after.current_player() == Color::White);
+    assert_eq!(after.hash(), after.compute_hash());
+    // A diagonal mill protects its pieces like any other.
+    let mut nine_after =
+        Position::from_parts(bb(&["a1", "b2", "a7"]), bb(&["g7", "g4", "d2"]), [6, 6], Color::White, false)
+            .unwrap();
+    nine_after.apply(at("c3"), &Rules::standard()).unwrap();
+    assert!(!nine_after.is_removal_pending());
+    let black_diag =
+        twelve_position(&["a4", "d7", "g4"], &["a7", "b6", "c5", "d2"], [0, 0], Color::White, true);
+    assert_eq!(black_diag.removable(&rules), bb(&["d2"]));
+    assert_eq!(black_diag.removable(&Rules::standard()), bb(&["a7", "b6", "c5", "d2"]));
+}
+
+#[test]
+fn twelve_is_drawn_when_the_board_fills_during_placement() {
+    let rules = Rules::twelve();
+    // 24 points, 12 pieces each: a placement phase that closes no mill ends with a full board,
+    // where nobody can move. That is a draw, before the "blocked" rule.
+    let white = ["d7", "g7", "d6", "c5", "e5", "a4", "b4", "e4", "c3", "d2", "f2", "g1"];
+    let black = ["a7", "b6", "f6", "d5", "c4", "f4", "g4", "d3", "e3", "b2", "a1", "d1"];
+    let full = twelve_position(&white, &black, [0, 0], Color::White, false);
+    assert!(full.legal_actions(&rules).is_empty());
+    assert_eq!(full.outcome(&rules), Outcome::Draw(DrawReason::BoardFull));
+    assert_eq!(Outcome::Draw(DrawReason::BoardFull).to_string(), "draw (full board)");
+    assert_eq!(full.check(mv("a7", "d7"), &rules), Err(ActionError::GameOver));
+    // Play it out: every placement legal, and the game ends drawn after the 24th.
+    let mut game = Game::new(rules);
+    for (w, b) in white.iter().zip(&black) {
+        game.apply(at(w)).unwrap();
+        game.apply(at(b)).unwrap();
+    }
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::BoardFull));
+    assert_eq!(game.position().turns(), 24);
 }
 
 // ----- notation --------------------------------------------------------------------------------

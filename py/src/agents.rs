@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use crate::arrays::{mask_rows, observation_rows};
 use crate::game::PyGame;
 use crate::observation::game_from_observation;
-use crate::{SpecError, rules_from};
+use crate::{SpecError, nine_rules_from, rules_from};
 
 /// A player built from an agent spec, as the arena and `eval match` take them:
 /// `random`, `minimax:depth=4`, `minimax:time=50ms`, `mcts:sims=800`,
@@ -138,7 +138,7 @@ impl PyAgent {
         masks: &Bound<'py, PyAny>,
         rules: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-        let rules = rules_from(rules)?;
+        let rules = nine_rules_from(rules, "agents")?;
         let (n, obs) = observation_rows(observations, "observations")?;
         let masks = mask_rows(masks, "masks", n)?;
         let games = py.detach(|| {
@@ -219,7 +219,7 @@ fn play_match_json(
     if threads == 0 {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    let rules = rules_from(rules)?;
+    let rules = nine_rules_from(rules, "matches")?;
     let openings = match openings {
         None => Openings::Random,
         Some(path) => Openings::Book(morris_eval::book::load(&path, &rules).map_err(|e| match &e {

@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use safetensors::{Dtype, SafeTensors};
 
-use crate::{FileFormatError, existing, rules_from, train_error};
+use crate::{FileFormatError, existing, nine_rules_from, train_error};
 
 /// Reads game shards (`RUN/games/*.shard`, written by self-play) into training arrays, with the
 /// GIL released. Each shard's checksum and records are checked; a corrupt one raises
@@ -41,7 +41,7 @@ fn read_shards<'py>(
     augment: &str,
     seed: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let rules = rules_from(rules)?;
+    let rules = nine_rules_from(rules, "self-play data")?;
     let augment = match augment {
         "none" => Augment::None,
         "all" => Augment::All,

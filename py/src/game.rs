@@ -101,6 +101,7 @@ impl PyOutcome {
                 DrawReason::ThreefoldRepetition => "threefold_repetition",
                 DrawReason::NMoveRule => "n_move_rule",
                 DrawReason::TurnCap => "turn_cap",
+                DrawReason::BoardFull => "board_full",
             }),
         }
     }

@@ -48,6 +48,20 @@ pyo3::create_exception!(
     "A file that exists but is corrupt, truncated, fails its checksum or has another format version."
 );
 
+/// Rules from a Python value, as [`rules_from`], for the parts of the lab that play nine men's
+/// morris only so far (agents, matches, self-play data): another variant is a `ValueError`
+/// naming it and `what` refuses it.
+pub(crate) fn nine_rules_from(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Rules> {
+    let rules = rules_from(value)?;
+    if !rules.variant.is_nine() {
+        return Err(PyValueError::new_err(format!(
+            "{what}: nine men's morris only so far, not {} (Game and VecEnv play every variant; issue 25)",
+            rules.variant
+        )));
+    }
+    Ok(rules)
+}
+
 /// Rules from a Python value: `None` (the standard rules), a preset name (`"standard"`,
 /// `"openspiel"`) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
 pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {

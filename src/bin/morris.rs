@@ -472,7 +472,7 @@ fn probe_placement(tb: &Tablebase, game: &Game, tt_log2: u32) -> Result<(), Stri
         .iter()
         .map(|&a| {
             let mut child = *pos;
-            child.apply_unchecked(a);
+            child.apply_unchecked(a, rules);
             child
         })
         .collect();

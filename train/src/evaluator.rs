@@ -149,7 +149,7 @@ impl RolloutEvaluator {
         let mut pos = *start;
         for _ in 0..self.max_plies {
             match pos.legal_actions(&rules).sample(rng) {
-                Some(a) => pos.apply_unchecked(a),
+                Some(a) => pos.apply_unchecked(a, &rules),
                 None => return pos.outcome(&rules).reward(me),
             }
         }

@@ -50,6 +50,8 @@ pub struct GameStats {
     pub draw_n_move: u64,
     /// Draws by the turn cap.
     pub draw_turn_cap: u64,
+    /// Draws by a full board (twelve men's morris).
+    pub draw_board_full: u64,
     /// Games ended when they entered the endgame tables (counted with their exact result).
     pub tablebase_adjudicated: u64,
 }
@@ -77,6 +79,7 @@ impl GameStats {
                     DrawReason::ThreefoldRepetition => self.draw_repetition += 1,
                     DrawReason::NMoveRule => self.draw_n_move += 1,
                     DrawReason::TurnCap => self.draw_turn_cap += 1,
+                    DrawReason::BoardFull => self.draw_board_full += 1,
                 }
             }
             Outcome::Ongoing => {}
@@ -107,6 +110,7 @@ impl GameStats {
         self.draw_repetition += other.draw_repetition;
         self.draw_n_move += other.draw_n_move;
         self.draw_turn_cap += other.draw_turn_cap;
+        self.draw_board_full += other.draw_board_full;
         self.tablebase_adjudicated += other.tablebase_adjudicated;
     }
 
@@ -127,6 +131,7 @@ impl GameStats {
             ("selfplay/reason_repetition", self.draw_repetition as f32 / g),
             ("selfplay/reason_n_move", self.draw_n_move as f32 / g),
             ("selfplay/reason_turn_cap", self.draw_turn_cap as f32 / g),
+            ("selfplay/reason_board_full", self.draw_board_full as f32 / g),
             ("selfplay/tablebase_adjudicated", self.tablebase_adjudicated as f32 / g),
         ]
     }

@@ -509,7 +509,7 @@ fn trunk_comparison_experiment() {
             .iter()
             .filter(|&a| {
                 let mut next = pos;
-                next.apply_unchecked(a);
+                next.apply_unchecked(a, &Rules::standard());
                 !pos.is_removal_pending() && next.is_removal_pending()
             })
             .collect();

@@ -92,7 +92,8 @@ pub(crate) fn pairs(max_side: usize) -> Vec<(usize, usize)> {
 /// `sector-AvB.tb.corrupt-N` and rebuilt; leftover `.tmp` files of a killed build are removed.
 ///
 /// # Errors
-/// A size out of range, a file that cannot be written, or files built under other rules.
+/// A size out of range, a variant other than nine, a file that cannot be written, or files
+/// built under other rules.
 pub fn build(
     dir: &Path,
     max_side: usize,
@@ -101,6 +102,9 @@ pub fn build(
 ) -> Result<Vec<SectorSummary>, TablebaseError> {
     if !(3..=super::index::MAX_SIDE).contains(&max_side) {
         return Err(TablebaseError::MaxPieces(max_side));
+    }
+    if !rules.variant.is_nine() {
+        return Err(TablebaseError::Variant { path: dir.to_path_buf(), variant: rules.variant });
     }
     fs::create_dir_all(dir).map_err(|e| TablebaseError::io(dir, e))?;
     for entry in fs::read_dir(dir).map_err(|e| TablebaseError::io(dir, e))?.flatten() {

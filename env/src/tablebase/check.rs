@@ -103,13 +103,13 @@ impl Tablebase {
         let (mut quickest_win, mut slowest_loss) = (None::<u16>, 0u16);
         for a in pos.legal_actions(&rules).iter() {
             let mut child = pos;
-            child.apply_unchecked(a);
+            child.apply_unchecked(a, &rules);
             let v = if child.current_player() == me {
                 // A mill: the mover picks the best removal; the result is decided at once.
                 let mut best: Option<Option<(bool, u16)>> = None;
                 for r in child.legal_actions(&rules).iter() {
                     let mut after = child;
-                    after.apply_unchecked(r);
+                    after.apply_unchecked(r, &rules);
                     let v = match after.outcome(&rules) {
                         Outcome::Win { winner, .. } => Some((winner == me, 1)),
                         _ => {

@@ -40,6 +40,15 @@ pub enum TablebaseError {
         /// The N-move rule in use.
         want_n_move_rule: Option<u32>,
     },
+    /// Tables asked for another game of the morris family than nine men's morris, the only one
+    /// the tables cover.
+    #[error("{path}: tablebases cover nine men's morris only, not {variant}")]
+    Variant {
+        /// The tablebase directory or sector file.
+        path: PathBuf,
+        /// The variant asked for.
+        variant: crate::Variant,
+    },
     /// The file system cannot hold the next sector files (checked before solving them).
     #[error(
         "{dir}: sectors {sectors} need {need_mib} MiB of disk and {available_mib} MiB are free; free space or build fewer pieces (--max-pieces)"

@@ -130,7 +130,7 @@ pub fn legal_turns(pos: &Position, rules: &Rules) -> Vec<(String, Position)> {
         for a in p.legal_actions(rules).iter() {
             let Some(m) = p.move_of(a) else { continue };
             let mut next = p;
-            next.apply_unchecked(a);
+            next.apply_unchecked(a, rules);
             let text = if prefix.is_empty() { m.to_string() } else { format!("{prefix} {m}") };
             if next.current_player() == me && next.is_removal_pending() && !next.outcome(rules).is_terminal()
             {

@@ -57,6 +57,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
+/// The rules positions in the tables move under: nine men's morris's (the draw rules aside,
+/// which the files record and [`Tablebase::check_rules`] checks).
+pub(crate) const NINE: Rules = Rules::standard();
+
 pub use accuracy::{Accuracy, PhaseAccuracy, measure, random_placement_position, wilson};
 pub use build::{BuildEvent, SectorSummary, build};
 pub use check::{Mismatch, SectorCheck};
@@ -298,6 +302,9 @@ impl Tablebase {
     /// # Errors
     /// [`TablebaseError::RulesMismatch`] naming both.
     pub fn check_rules(&self, rules: &Rules) -> Result<(), TablebaseError> {
+        if !rules.variant.is_nine() {
+            return Err(TablebaseError::Variant { path: self.dir.clone(), variant: rules.variant });
+        }
         if rules.flying == self.flying && rules.n_move_rule == self.n_move_rule {
             return Ok(());
         }
@@ -338,7 +345,7 @@ impl Tablebase {
             return Some(Probe { wdl: Wdl::Win, plies: 0 });
         }
         let mut best: Option<Wdl> = None;
-        for r in pos.removable() {
+        for r in pos.removable(&NINE) {
             let stored = self.stored(opp - r.bit(), mover)?;
             let wdl = entry::read(stored, 0, self.n_move_rule).wdl.flip();
             best = Some(best.map_or(wdl, |b| b.max(wdl)));
@@ -391,7 +398,7 @@ impl Tablebase {
         let mut out = Vec::new();
         for a in pos.legal_actions(&rules).iter() {
             let mut child = *pos;
-            child.apply_unchecked(a);
+            child.apply_unchecked(a, &rules);
             let value = if let crate::outcome::Outcome::Win { winner, .. } = child.outcome(&rules) {
                 let wdl = if winner == me { Wdl::Win } else { Wdl::Loss };
                 Probe { wdl, plies: (!pos.is_removal_pending()) as u16 }

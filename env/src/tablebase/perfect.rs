@@ -1,7 +1,7 @@
 //! The perfect player: an agent that keeps the exact value of every position, from the tables
 //! in the moving phase and from the placement solver while pieces are in hand.
 
-use super::{Placement, SharedTablebase, Tablebase, TablebaseError, Wdl};
+use super::{NINE, Placement, SharedTablebase, Tablebase, TablebaseError, Wdl};
 use crate::action::Action;
 use crate::agent::Agent;
 use crate::game::Game;
@@ -133,7 +133,7 @@ fn moving_choice(tb: &Tablebase, game: &Game, pick: Pick, rng: &mut Rng) -> Resu
             .iter()
             .map(|&a| {
                 let mut child = *pos;
-                child.apply_unchecked(a);
+                child.apply_unchecked(a, &NINE);
                 (winning_chances(tb, &child, me), a)
             })
             .collect();
@@ -157,7 +157,7 @@ fn winning_chances(tb: &Tablebase, child: &Position, me: crate::Color) -> f64 {
             .filter(|(_, p)| p.wdl == Wdl::Draw)
             .map(|&(r, _)| {
                 let mut after = *child;
-                after.apply_unchecked(r);
+                after.apply_unchecked(r, &NINE);
                 winning_chances(tb, &after, me)
             })
             .fold(0.0, f64::max);

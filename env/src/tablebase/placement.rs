@@ -127,9 +127,9 @@ impl<'a> Placement<'a> {
         }
         let v = if pos.is_removal_pending() {
             let mut best = -1;
-            for r in pos.removable() {
+            for r in pos.removable(&self.rules) {
                 let mut child = *pos;
-                child.apply_unchecked(Action::point(r));
+                child.apply_unchecked(Action::point(r), &self.rules);
                 best = best.max(-self.after_turn(&child, -1, 1)?);
             }
             best
@@ -153,9 +153,9 @@ impl<'a> Placement<'a> {
         }
         let t = wdl_value(v);
         if pos.is_removal_pending() {
-            for r in pos.removable() {
+            for r in pos.removable(&self.rules) {
                 let mut child = *pos;
-                child.apply_unchecked(Action::point(r));
+                child.apply_unchecked(Action::point(r), &self.rules);
                 if -self.after_turn(&child, -t, 1 - t)? >= t {
                     return Ok(true);
                 }
@@ -176,7 +176,7 @@ impl<'a> Placement<'a> {
         }
         let me = pos.current_player();
         let mut child = *pos;
-        child.apply_unchecked(a);
+        child.apply_unchecked(a, &self.rules);
         if let Some(r) = Wdl::of_outcome(child.outcome(&self.rules), me) {
             return Ok(r >= v);
         }
@@ -212,7 +212,7 @@ impl<'a> Placement<'a> {
             for pos in out.last().into_iter().flatten() {
                 for a in pos.legal_actions(&self.rules).iter() {
                     let mut child = *pos;
-                    child.apply_unchecked(a);
+                    child.apply_unchecked(a, &self.rules);
                     if !child.outcome(&self.rules).is_terminal()
                         && seen.insert((self.key(&child), child.is_removal_pending()))
                     {
@@ -264,11 +264,11 @@ impl<'a> Placement<'a> {
         let n = self.order(pos, &mut order);
         'turns: for &p in &order[..n] {
             let mut child = *pos;
-            child.apply_unchecked(Action(p as u16));
+            child.apply_unchecked(Action(p as u16), &self.rules);
             if child.is_removal_pending() {
-                for r in child.removable() {
+                for r in child.removable(&self.rules) {
                     let mut after = child;
-                    after.apply_unchecked(Action::point(r));
+                    after.apply_unchecked(Action::point(r), &self.rules);
                     let v = -self.after_turn(&after, -beta, -alpha)?;
                     best = best.max(v);
                     alpha = alpha.max(v);

@@ -133,7 +133,7 @@ fn probe_moves_follow_the_distances_and_a_pending_removal_is_probed() {
         assert_eq!(moves[0].1.plies, probe.plies, "best move reaches the removal in the stored distance");
         // Playing the best move (and its removal) keeps the win.
         let mut child = pos;
-        child.apply_unchecked(moves[0].0);
+        child.apply_unchecked(moves[0].0, &NINE);
         if child.current_player() == pos.current_player() {
             assert_eq!(tb.probe(&child).map(|p| p.wdl), Some(Wdl::Win));
         } else if child.outcome(&tb.rules()) == Outcome::Ongoing {
@@ -254,7 +254,7 @@ fn reference_value(tb: &Tablebase, pos: &Position) -> i8 {
     let mut best = -1;
     for a in pos.legal_actions(&rules).iter() {
         let mut child = *pos;
-        child.apply_unchecked(a);
+        child.apply_unchecked(a, &NINE);
         let v = reference_value(tb, &child);
         best = best.max(if child.current_player() == me { v } else { -v });
     }
@@ -368,7 +368,7 @@ fn placement_values_agree_with_a_full_width_search_that_does_not_use_the_tables(
 /// The value after `a` for the player making it, by [`reference_value`].
 fn reference_after(tb: &Tablebase, pos: &Position, a: Action) -> i8 {
     let mut child = *pos;
-    child.apply_unchecked(a);
+    child.apply_unchecked(a, &NINE);
     let v = reference_value(tb, &child);
     if child.current_player() == pos.current_player() { v } else { -v }
 }
@@ -491,7 +491,7 @@ fn accuracy_is_counted_by_phase_against_the_reference_values() {
         let mut after = pos;
         while after.current_player() == me && !after.outcome(&rules).is_terminal() {
             let a = after.legal_actions(&rules).iter().next().expect("a legal action");
-            after.apply_unchecked(a);
+            after.apply_unchecked(a, &NINE);
         }
         let after_value = if after.current_player() == me {
             reference_value(tb, &after)
@@ -608,7 +608,7 @@ fn opening_classes_cover_every_position_once() {
         for pos in &frontier {
             for a in pos.legal_actions(&rules).iter() {
                 let mut child = *pos;
-                child.apply_unchecked(a);
+                child.apply_unchecked(a, &NINE);
                 next.insert(child);
             }
         }

@@ -1,17 +1,22 @@
 //! Random games and positions for the properties, under four rule sets.
 
-use morris_env::{Action, ActionMask, Game, Position, Rng, Rules};
+use morris_env::{Action, ActionMask, Game, Position, Rng, Rules, Variant};
 
-/// Rule sets under test: both presets, standard without flying, and a short variant whose draw
-/// rules fire early.
+/// Rule sets under test: both presets, standard without flying, a short variant whose draw
+/// rules fire early, and twelve men's morris with the standard draw rules and with OpenSpiel's.
 pub(crate) fn rules_of(i: u8) -> Rules {
-    match i % 4 {
+    match i % RULE_SETS {
         0 => Rules::standard(),
         1 => Rules::openspiel(),
         2 => Rules { flying: false, ..Rules::standard() },
-        _ => Rules { n_move_rule: Some(20), turn_cap: Some(60), ..Rules::standard() },
+        3 => Rules { n_move_rule: Some(20), turn_cap: Some(60), ..Rules::standard() },
+        4 => Rules::twelve(),
+        _ => Rules { variant: Variant::Twelve, ..Rules::openspiel() },
     }
 }
+
+/// How many rule sets [`rules_of`] gives.
+pub(crate) const RULE_SETS: u8 = 6;
 
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()

@@ -1,10 +1,12 @@
 //! The slow reference model of the rules, written from `rules.md` alone: its own adjacency
-//! list, mill list, "in mill" test, flying condition, removal rule and placement rule. It never
-//! reads the crate's tables or its move generator.
+//! list, mill list, "in mill" test, flying condition, removal rule and placement rule, for nine
+//! men's morris and twelve (nine's board with the four diagonals, 12 pieces, a full board
+//! drawn). It never reads the crate's tables or its move generator.
 
 use morris_env::features::encode;
 use morris_env::{
-    Action, ActionMask, Color, DrawReason, NUM_ACTIONS, OBS_LEN, Outcome, Point, Position, Rules, WinReason,
+    Action, ActionMask, Color, DrawReason, NUM_ACTIONS, OBS_LEN, Outcome, Point, Position, Rules, Variant,
+    WinReason,
 };
 
 /// The 32 lines of the board diagram in rules.md, walked square by square, then the spokes.
@@ -29,6 +31,10 @@ pub(crate) const REF_MILLS: [[usize; 3]; 16] = [
     [0, 9, 21], [3, 10, 18], [6, 11, 15], [1, 4, 7], [16, 19, 22], [8, 12, 17], [5, 13, 20], [2, 14, 23],
 ];
 
+/// Twelve men's morris's diagonals, corner to corner through the three squares: a7-b6-c5,
+/// g7-f6-e5, a1-b2-c3, g1-f2-e3. Each is a line (its consecutive points are adjacent) and a mill.
+pub(crate) const REF_DIAGONALS: [[usize; 3]; 4] = [[0, 3, 6], [2, 5, 8], [21, 18, 15], [23, 20, 17]];
+
 /// Coordinate names of the points, read off the diagram.
 pub(crate) const REF_NAMES: [&str; 24] = [
     "a7", "d7", "g7", "b6", "d6", "f6", "c5", "d5", "e5", "a4", "b4", "c4", "e4", "f4", "g4", "c3", "d3",
@@ -39,6 +45,15 @@ pub(crate) fn ref_adjacent(a: usize, b: usize) -> bool {
     EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
 }
 
+/// Adjacency on twelve's board when `twelve`: nine's lines plus the diagonals' steps.
+pub(crate) fn ref_adjacent_on(twelve: bool, a: usize, b: usize) -> bool {
+    ref_adjacent(a, b)
+        || twelve
+            && REF_DIAGONALS
+                .iter()
+                .any(|d| d.windows(2).any(|w| (w[0], w[1]) == (a, b) || (w[0], w[1]) == (b, a)))
+}
+
 pub(crate) fn has(board: u32, p: usize) -> bool {
     board >> p & 1 == 1
 }
@@ -47,9 +62,11 @@ pub(crate) fn points(board: u32) -> Vec<usize> {
     (0..24).filter(|&p| has(board, p)).collect()
 }
 
-/// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board`.
-pub(crate) fn ref_in_mill(board: u32, p: usize) -> bool {
-    REF_MILLS.iter().any(|m| m.contains(&p) && m.iter().all(|&q| has(board, q)))
+/// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board` (the
+/// diagonals count when `twelve`).
+pub(crate) fn ref_in_mill(twelve: bool, board: u32, p: usize) -> bool {
+    let diagonals: &[[usize; 3]] = if twelve { &REF_DIAGONALS } else { &[] };
+    REF_MILLS.iter().chain(diagonals).any(|m| m.contains(&p) && m.iter().all(|&q| has(board, q)))
 }
 
 /// The whole state the rules read, kept independently of `Position`.
@@ -61,18 +78,23 @@ pub(crate) struct RefState {
     pub(crate) pending: bool,
     pub(crate) quiet: u32,
     pub(crate) turns: u32,
+    /// Twelve men's morris (else nine).
+    pub(crate) twelve: bool,
 }
 
 /// What makes two states "the same position" for repetition (counters excluded).
 pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, bool);
 
 impl RefState {
-    pub(crate) fn start() -> RefState {
-        RefState { board: [0, 0], hand: [9, 9], side: 0, pending: false, quiet: 0, turns: 0 }
+    pub(crate) fn start(rules: &Rules) -> RefState {
+        let twelve = is_twelve(rules);
+        let n = if twelve { 12 } else { 9 };
+        RefState { board: [0, 0], hand: [n, n], side: 0, pending: false, quiet: 0, turns: 0, twelve }
     }
 
-    pub(crate) fn of(pos: &Position) -> RefState {
+    pub(crate) fn of(pos: &Position, rules: &Rules) -> RefState {
         RefState {
+            twelve: is_twelve(rules),
             board: [pos.pieces(Color::White).0, pos.pieces(Color::Black).0],
             hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
             side: pos.current_player().index(),
@@ -103,7 +125,7 @@ impl RefState {
         if self.pending {
             let theirs = points(self.board[opp]);
             let free: Vec<usize> =
-                theirs.iter().copied().filter(|&p| !ref_in_mill(self.board[opp], p)).collect();
+                theirs.iter().copied().filter(|&p| !ref_in_mill(self.twelve, self.board[opp], p)).collect();
             for p in if free.is_empty() { theirs } else { free } {
                 legal[p] = true;
             }
@@ -115,7 +137,7 @@ impl RefState {
             let flying = self.flies(me, rules);
             for from in points(self.board[me]) {
                 for to in 0..24 {
-                    if self.empty(to) && (flying || ref_adjacent(from, to)) {
+                    if self.empty(to) && (flying || ref_adjacent_on(self.twelve, from, to)) {
                         legal[24 + from * 24 + to] = true;
                     }
                 }
@@ -148,7 +170,7 @@ impl RefState {
             to
         };
         // A mill lets the mover remove, unless the opponent has nothing on the board.
-        if ref_in_mill(self.board[me], arrived) && self.board[opp] != 0 {
+        if ref_in_mill(self.twelve, self.board[me], arrived) && self.board[opp] != 0 {
             self.pending = true;
         } else {
             self.side = opp;
@@ -172,6 +194,10 @@ pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefO
         if r.board[c].count_ones() + r.hand[c] as u32 <= 2 {
             return RefOutcome::Win(color(1 - c), WinReason::TooFewPieces);
         }
+    }
+    // Twelve: a board filled by the placements (no removal pending) is a draw, not a block.
+    if r.twelve && r.hand == [0, 0] && !r.pending && (r.board[0] | r.board[1]).count_ones() == 24 {
+        return RefOutcome::Draw(vec![DrawReason::BoardFull]);
     }
     if !r.legal(rules).contains(&true) {
         return RefOutcome::Win(color(1 - r.side), WinReason::Blocked);
@@ -213,8 +239,9 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         std::array::from_fn(|p| has(r.board[opp], p) as u8 as f32),
         std::array::from_fn(|p| r.empty(p) as u8 as f32),
     ];
+    let pieces = if r.twelve { 12.0 } else { 9.0 };
     let constants = [
-        [r.hand[me] as f32 / 9.0, r.hand[opp] as f32 / 9.0, r.pending as u8 as f32].as_slice(),
+        [r.hand[me] as f32 / pieces, r.hand[opp] as f32 / pieces, r.pending as u8 as f32].as_slice(),
         &phase(me),
         &phase(opp),
         &[ratio(r.quiet, rules.n_move_rule), reps, ratio(r.turns, rules.turn_cap)],
@@ -243,6 +270,14 @@ pub(crate) fn assert_observation_matches(
             i % 24,
             ctx()
         );
+    }
+}
+
+/// Whether `rules` are twelve men's morris's (else nine's: the reference knows these two).
+pub(crate) fn is_twelve(rules: &Rules) -> bool {
+    match rules.variant {
+        Variant::Nine => false,
+        Variant::Twelve => true,
     }
 }
 

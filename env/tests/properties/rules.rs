@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use morris_env::{Action, BitBoard, Game, NUM_ACTIONS, Position, Rng, Rules};
+use morris_env::{Action, BitBoard, Game, NUM_ACTIONS, Position, Rng, Rules, perft};
 use proptest::prelude::*;
 
 use super::config;
@@ -11,10 +11,14 @@ use super::games::*;
 use super::reference::*;
 use super::symmetry::check_symmetries_on;
 
-/// A position built directly with `Position::from_parts` (not necessarily reachable by play),
+/// A position of `rules`' variant built directly with `Position::from_parts_for` (not necessarily reachable by play),
 /// for states random playouts rarely visit: a player blocked by the opponent, every opposing
 /// piece standing in a mill, flying, crowded boards and large counters.
-fn synthetic_position(seed: u64) -> Position {
+fn synthetic_position(seed: u64, rules: &Rules) -> Position {
+    let twelve = is_twelve(rules);
+    let n: u8 = if twelve { 12 } else { 9 };
+    let mills: Vec<[usize; 3]> =
+        REF_MILLS.iter().chain(if twelve { &REF_DIAGONALS[..] } else { &[] }).copied().collect();
     let mut rng = Rng::seed_from_u64(seed);
     let mut boards = [0u32; 2];
     let mut hands = [0u8; 2];
@@ -29,8 +33,11 @@ fn synthetic_position(seed: u64) -> Position {
             }
             for p in points(boards[side]) {
                 for q in 0..24 {
-                    // At most 9 opposing pieces; if more are needed, the mover is not blocked.
-                    if ref_adjacent(p, q) && !has(boards[side], q) && boards[1 - side].count_ones() < 9 {
+                    // At most n opposing pieces; if more are needed, the mover is not blocked.
+                    if ref_adjacent_on(twelve, p, q)
+                        && !has(boards[side], q)
+                        && boards[1 - side].count_ones() < n as u32
+                    {
                         boards[1 - side] |= 1 << q;
                     }
                 }
@@ -41,15 +48,16 @@ fn synthetic_position(seed: u64) -> Position {
         1 => {
             for c in 0..2 {
                 for _ in 0..1 + rng.below(3) {
-                    let bits: u32 = REF_MILLS[rng.below(16) as usize].iter().fold(0, |acc, &q| acc | 1 << q);
-                    if (boards[0] | boards[1]) & bits == 0 && (boards[c] | bits).count_ones() <= 9 {
+                    let bits: u32 =
+                        mills[rng.below(mills.len() as u32) as usize].iter().fold(0, |acc, &q| acc | 1 << q);
+                    if (boards[0] | boards[1]) & bits == 0 && (boards[c] | bits).count_ones() <= n as u32 {
                         boards[c] |= bits;
                     }
                 }
             }
             for _ in 0..rng.below(3) {
                 let (c, q) = (rng.below(2) as usize, rng.below(24) as usize);
-                if !has(boards[0] | boards[1], q) && boards[c].count_ones() < 9 {
+                if !has(boards[0] | boards[1], q) && boards[c].count_ones() < n as u32 {
                     boards[c] |= 1 << q;
                 }
             }
@@ -58,16 +66,16 @@ fn synthetic_position(seed: u64) -> Position {
         // removes nothing (rules.md, edge case).
         2 => {
             let w = 1 + rng.below(6) as u8;
-            hands = [w, (w + rng.below(2) as u8).min(9)];
+            hands = [w, (w + rng.below(2) as u8).min(n)];
             let placer = if hands[0] == hands[1] { 0 } else { 1 };
-            let m = REF_MILLS[rng.below(16) as usize];
+            let m = mills[rng.below(mills.len() as u32) as usize];
             let gap = rng.below(3) as usize;
             for (i, &q) in m.iter().enumerate() {
                 if i != gap {
                     boards[placer] |= 1 << q;
                 }
             }
-            let max = 9 - hands[placer] as u32;
+            let max = (n - hands[placer]) as u32;
             while boards[placer].count_ones() < max.min(2 + rng.below(3)) {
                 let q = rng.below(24) as usize;
                 if q != m[gap] {
@@ -80,11 +88,11 @@ fn synthetic_position(seed: u64) -> Position {
         // holds as many pieces in hand as White, or one more.
         _ => {
             if rng.below(2) == 1 {
-                let w = rng.below(10) as u8;
-                hands = [w, (w + rng.below(2) as u8).min(9)];
+                let w = rng.below(n as u32 + 1) as u8;
+                hands = [w, (w + rng.below(2) as u8).min(n)];
             }
             for c in 0..2 {
-                let max = 9 - hands[c] as u32;
+                let max = (n - hands[c]) as u32;
                 let count = match rng.below(3) {
                     0 => rng.below(max + 1),
                     1 => max.min(3 + rng.below(2)),
@@ -107,16 +115,23 @@ fn synthetic_position(seed: u64) -> Position {
         side = if want_pending && boards[placer] != 0 { 1 - placer } else { placer };
         side != placer
     };
-    let pos = Position::from_parts(BitBoard(boards[0]), BitBoard(boards[1]), hands, color(side), pending)
-        .unwrap_or_else(|e| panic!("from_parts rejected a consistent position: {e:?}"));
+    let pos = Position::from_parts_for(
+        rules,
+        BitBoard(boards[0]),
+        BitBoard(boards[1]),
+        hands,
+        color(side),
+        pending,
+    )
+    .unwrap_or_else(|e| panic!("from_parts rejected a consistent position: {e:?}"));
     pos.with_counters(rng.below(300) as u16, rng.below(120) as u16)
 }
 
 /// Property 2b: on synthetic positions too, the mask, outcome, `apply` and symmetries all agree
 /// with the reference.
 fn check_synthetic(seed: u64, rules: Rules) {
-    let pos = synthetic_position(seed);
-    let r = RefState::of(&pos);
+    let pos = synthetic_position(seed, &rules);
+    let r = RefState::of(&pos, &rules);
     let ctx = || format!("rules {rules:?}, synthetic seed {seed}\n{pos}");
     let ours = mask_bools(&pos.legal_actions_unchecked(&rules));
     assert_eq!(describe(&ours), describe(&r.legal(&rules)), "{}", ctx());
@@ -132,8 +147,8 @@ fn check_synthetic(seed: u64, rules: Rules) {
 /// Property 1 (and 6): a random game ends within the ply bound without panicking, and along the
 /// way the position, counters, repetition count, outcome and hash all agree with the reference.
 fn check_game_against_reference(rules: Rules, seed: u64) {
-    assert_eq!(RefState::of(&Position::start()), RefState::start());
-    check_game_from(rules, Position::start(), seed);
+    assert_eq!(RefState::of(&Position::start_for(&rules), &rules), RefState::start(&rules));
+    check_game_from(rules, Position::start_for(&rules), seed);
 }
 
 /// Plays a random game from `start` (with an empty history), checking every state against the
@@ -141,7 +156,7 @@ fn check_game_against_reference(rules: Rules, seed: u64) {
 fn check_game_from(rules: Rules, start: Position, seed: u64) {
     let mut rng = Rng::seed_from_u64(seed);
     let mut game = Game::from_position(rules, start);
-    let mut r = RefState::of(&start);
+    let mut r = RefState::of(&start, &rules);
     let mut seen: Vec<RefKey> = vec![r.key()];
     let mut hashes: HashMap<RefKey, u64> = HashMap::new();
     let mut plies = 0;
@@ -153,7 +168,7 @@ fn check_game_from(rules: Rules, start: Position, seed: u64) {
                 game.record()
             )
         };
-        assert_eq!(RefState::of(&pos), r, "state differs from the reference\n{}", ctx());
+        assert_eq!(RefState::of(&pos, &rules), r, "state differs from the reference\n{}", ctx());
         assert_eq!(pos.hash(), pos.compute_hash(), "incremental hash\n{}", ctx());
         let h = *hashes.entry(r.key()).or_insert(pos.hash());
         assert_eq!(h, pos.hash(), "equal positions with different hashes\n{}", ctx());
@@ -183,7 +198,7 @@ fn check_game_from(rules: Rules, start: Position, seed: u64) {
 fn check_masks_along_game(rules: Rules, seed: u64) {
     random_game(rules, seed, PLY_BOUND, |game| {
         let pos = game.position();
-        let reference = RefState::of(pos).legal(&rules);
+        let reference = RefState::of(pos, &rules).legal(&rules);
         let ours = mask_bools(&pos.legal_actions_unchecked(&rules));
         assert_eq!(describe(&ours), describe(&reference), "rules {rules:?}, seed {seed}\n{pos}");
         if game.outcome().is_terminal() {
@@ -207,7 +222,7 @@ fn check_masks_along_game(rules: Rules, seed: u64) {
 fn check_apply_on(pos: &Position, rules: &Rules, ctx: &dyn Fn() -> String) {
     let pos = *pos;
     let legal = pos.legal_actions(rules);
-    let r = RefState::of(&pos);
+    let r = RefState::of(&pos, rules);
     let ref_legal = match ref_outcome(&r, rules, 1) {
         RefOutcome::Ongoing => r.legal(rules),
         _ => vec![false; NUM_ACTIONS],
@@ -220,7 +235,12 @@ fn check_apply_on(pos: &Position, rules: &Rules, ctx: &dyn Fn() -> String) {
             Ok(()) => {
                 assert!(legal.has(a), "illegal action {a:?} accepted, {}\n{pos}", ctx());
                 assert_eq!(p.hash(), p.compute_hash(), "hash after {a:?}, {}\n{pos}", ctx());
-                assert_eq!(RefState::of(&p), r.apply(a.index()), "successor of {a:?}, {}\n{pos}", ctx());
+                assert_eq!(
+                    RefState::of(&p, rules),
+                    r.apply(a.index()),
+                    "successor of {a:?}, {}\n{pos}",
+                    ctx()
+                );
             }
             Err(e) => {
                 assert!(!legal.has(a), "legal action {a:?} rejected ({e}), {}\n{pos}", ctx());
@@ -266,13 +286,45 @@ fn check_apply_along_game(rules: Rules, seed: u64) {
     });
 }
 
+/// Perft by the reference model alone (the rules given must have no repetition rule, which
+/// needs a history).
+fn ref_perft(r: &RefState, rules: &Rules, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if ref_outcome(r, rules, 1) != RefOutcome::Ongoing {
+        return 0;
+    }
+    let legal = r.legal(rules);
+    let actions = (0..NUM_ACTIONS).filter(|&a| legal[a]);
+    if depth == 1 {
+        return actions.count() as u64;
+    }
+    actions.map(|a| ref_perft(&r.apply(a), rules, depth - 1)).sum()
+}
+
+/// Perft from the start (depth 4) and from random positions of random games (depth 2) agrees
+/// with the reference model's, for nine and twelve men's morris.
+#[test]
+fn perft_matches_the_reference() {
+    for rules in [Rules::openspiel(), Rules { variant: morris_env::Variant::Twelve, ..Rules::openspiel() }] {
+        let start = RefState::start(&rules);
+        assert_eq!(perft(&mut Game::new(rules), 4), ref_perft(&start, &rules, 4), "{rules:?}");
+        for seed in 0..200 {
+            let pos = random_position(rules, seed, (seed % 120) as usize);
+            let want = ref_perft(&RefState::of(&pos, &rules), &rules, 2);
+            assert_eq!(perft(&mut Game::from_position(rules, pos), 2), want, "{rules:?}, seed {seed}\n{pos}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(config(128))]
 
     /// 1. Random games never panic and always end, in agreement with the reference model
     ///    (state, counters, repetitions, outcome, hash).
     #[test]
-    fn random_games_end_and_follow_the_reference(seed in any::<u64>(), rules in 0u8..4) {
+    fn random_games_end_and_follow_the_reference(seed in any::<u64>(), rules in 0u8..RULE_SETS) {
         check_game_against_reference(rules_of(rules), seed);
     }
 
@@ -282,27 +334,28 @@ proptest! {
     fn games_from_synthetic_positions_follow_the_reference(
         seed in any::<u64>(),
         play_seed in any::<u64>(),
-        rules in 0u8..4,
+        rules in 0u8..RULE_SETS,
     ) {
-        check_game_from(rules_of(rules), synthetic_position(seed), play_seed);
+        let rules = rules_of(rules);
+        check_game_from(rules, synthetic_position(seed, &rules), play_seed);
     }
 
     /// 2. The legal mask equals the reference enumeration on every state of a random game.
     #[test]
-    fn legal_mask_matches_reference(seed in any::<u64>(), rules in 0u8..4) {
+    fn legal_mask_matches_reference(seed in any::<u64>(), rules in 0u8..RULE_SETS) {
         check_masks_along_game(rules_of(rules), seed);
     }
 
     /// 3. `Position::apply` accepts exactly the legal actions and leaves the position unchanged
     ///    otherwise; `Game::apply` rejects garbage without a trace.
     #[test]
-    fn apply_accepts_exactly_the_legal_actions(seed in any::<u64>(), rules in 0u8..4) {
+    fn apply_accepts_exactly_the_legal_actions(seed in any::<u64>(), rules in 0u8..RULE_SETS) {
         check_apply_along_game(rules_of(rules), seed);
     }
 
     /// 6. The incremental hash equals the hash computed from scratch.
     #[test]
-    fn incremental_hash_matches_recomputed(seed in any::<u64>(), rules in 0u8..4) {
+    fn incremental_hash_matches_recomputed(seed in any::<u64>(), rules in 0u8..RULE_SETS) {
         random_game(rules_of(rules), seed, PLY_BOUND, |game| {
             let pos = game.position();
             assert_eq!(pos.hash(), pos.compute_hash(), "seed {seed}\n{pos}");
@@ -318,7 +371,7 @@ proptest! {
 
     /// 2b. The same on positions built directly, including blocked and all-in-mill ones.
     #[test]
-    fn synthetic_positions_match_reference(seed in any::<u64>(), rules in 0u8..4) {
+    fn synthetic_positions_match_reference(seed in any::<u64>(), rules in 0u8..RULE_SETS) {
         check_synthetic(seed, rules_of(rules));
     }
 }
