@@ -325,25 +325,8 @@ impl Position {
     /// of them when every one stands in a mill.
     #[inline]
     pub fn removable(&self, rules: &Rules) -> BitBoard {
-        match rules.variant {
-            Variant::Nine => self.removable_g::<NineSpec>(),
-            _ => self.removable_other(rules),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn removable_other(&self, rules: &Rules) -> BitBoard {
-        match rules.variant {
-            Variant::Nine => self.removable_g::<NineSpec>(),
-            Variant::Twelve => self.removable_g::<TwelveSpec>(),
-        }
-    }
-
-    #[inline(always)]
-    fn removable_g<S: Spec>(&self) -> BitBoard {
         let opp = self.pieces[self.side.opponent().index()];
-        let free = opp - S::pieces_in_mills(opp);
+        let free = opp - pieces_in_mills(rules, opp);
         if free.is_empty() { opp } else { free }
     }
 
@@ -353,23 +336,6 @@ impl Position {
     /// is already decided).
     #[inline]
     pub fn has_legal_action(&self, rules: &Rules) -> bool {
-        match rules.variant {
-            Variant::Nine => self.has_legal_action_g::<NineSpec>(rules),
-            _ => self.has_legal_action_other(rules),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn has_legal_action_other(&self, rules: &Rules) -> bool {
-        match rules.variant {
-            Variant::Nine => self.has_legal_action_g::<NineSpec>(rules),
-            Variant::Twelve => self.has_legal_action_g::<TwelveSpec>(rules),
-        }
-    }
-
-    #[inline(always)]
-    fn has_legal_action_g<S: Spec>(&self, rules: &Rules) -> bool {
         let me = self.side.index();
         if self.removal_pending || self.in_hand[me] > 0 {
             // A pending removal always has a target, and a hand always has an empty point.
@@ -378,13 +344,13 @@ impl Position {
         let empty = self.empty();
         match self.phase(self.side, rules) {
             Phase::Flying => !empty.is_empty(),
-            _ => !(S::neighbours(self.pieces[me]) & empty).is_empty(),
+            _ => !(neighbours(rules, self.pieces[me]) & empty).is_empty(),
         }
     }
 
     /// The outcome by every rule except repetition, which needs the history
     /// ([`Game::outcome`](crate::Game::outcome) adds it). Wins take precedence over draws.
-    #[inline]
+    #[inline(always)]
     pub fn outcome(&self, rules: &Rules) -> Outcome {
         for c in Color::ALL {
             if self.num_pieces(c) <= 2 {
@@ -449,46 +415,48 @@ impl Position {
     /// The actions the rules of play allow, without checking whether the game is already over.
     #[inline(always)]
     pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
-        // Every variant inline: a mask returned by an out-of-line call would pass through
-        // memory, and callers that read it at once (perft's counts, playouts' sampling) would
-        // stall on reloading it (measured: perft 30% slower).
-        match rules.variant {
-            Variant::Nine => self.legal_g::<NineSpec>(rules),
-            Variant::Twelve => self.legal_g::<TwelveSpec>(rules),
-        }
-    }
-
-    #[inline(always)]
-    fn legal_g<S: Spec>(&self, rules: &Rules) -> ActionMask {
         let mut mask = ActionMask::EMPTY;
         let me = self.side.index();
         if self.removal_pending {
-            mask.0[0] = self.removable_g::<S>().0 as u64;
+            mask.0[0] = self.removable(rules).0 as u64;
         } else if self.in_hand[me] > 0 {
             mask.0[0] = self.empty().0 as u64;
         } else {
-            let empty = self.empty();
+            // Every variant's generator inline: a mask returned by an out-of-line call would pass
+            // through memory, and callers that read it at once (perft's counts, playouts'
+            // sampling) stall on reloading it (measured: perft 30% slower).
             let flying = self.phase(self.side, rules) == Phase::Flying;
-            // Move actions of piece `from` are bits 24 + 24·from .. +24: byte-aligned, three bytes
-            // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
-            // is exact: the fourth byte is zero and belongs to the next chunk, written later.
-            //
-            // The loop runs a fixed `S::PIECES` times (the most pieces a player can have), so
-            // its exit is never mispredicted; once the pieces run out, `trailing_zeros` gives 32,
-            // whose table entry is empty and whose (zero) write lands past action 599.
-            let targets = if flying { &FLY_TARGETS } else { S::SLIDE };
-            let mut bytes = [0u8; 8 * MASK_WORDS];
-            let mut rest = self.pieces[me].0;
-            for _ in 0..S::PIECES {
-                let from = rest.trailing_zeros() as usize;
-                rest &= rest.wrapping_sub(1);
-                let to = targets[from] & empty.0;
-                let at = CHUNK_BYTE[from] as usize;
-                bytes[at..at + 4].copy_from_slice(&to.to_le_bytes());
-            }
-            mask = ActionMask::from_le_bytes(&bytes);
+            mask = match rules.variant {
+                Variant::Nine => self.moves::<NineSpec>(flying),
+                Variant::Twelve => self.moves::<TwelveSpec>(flying),
+            };
         }
         mask
+    }
+
+    /// The slides (or, when `flying`, the flights) of the player to move, by `S`'s lines.
+    #[inline(always)]
+    fn moves<S: Spec>(&self, flying: bool) -> ActionMask {
+        let me = self.side.index();
+        let empty = self.empty();
+        // Move actions of piece `from` are bits 24 + 24·from .. +24: byte-aligned, three bytes
+        // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
+        // is exact: the fourth byte is zero and belongs to the next chunk, written later.
+        //
+        // The loop runs a fixed `S::PIECES` times (the most pieces a player can have), so
+        // its exit is never mispredicted; once the pieces run out, `trailing_zeros` gives 32,
+        // whose table entry is empty and whose (zero) write lands past action 599.
+        let targets = if flying { &FLY_TARGETS } else { S::SLIDE };
+        let mut bytes = [0u8; 8 * MASK_WORDS];
+        let mut rest = self.pieces[me].0;
+        for _ in 0..S::PIECES {
+            let from = rest.trailing_zeros() as usize;
+            rest &= rest.wrapping_sub(1);
+            let to = targets[from] & empty.0;
+            let at = CHUNK_BYTE[from] as usize;
+            bytes[at..at + 4].copy_from_slice(&to.to_le_bytes());
+        }
+        ActionMask::from_le_bytes(&bytes)
     }
 
     /// Checks that `action` is legal, without applying it.
@@ -558,23 +526,6 @@ impl Position {
     /// in range.
     #[inline(always)]
     pub fn apply_unchecked(&mut self, action: Action, rules: &Rules) {
-        match rules.variant {
-            Variant::Nine => self.apply_g::<NineSpec>(action),
-            _ => self.apply_other(action, rules),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn apply_other(&mut self, action: Action, rules: &Rules) {
-        match rules.variant {
-            Variant::Nine => self.apply_g::<NineSpec>(action),
-            Variant::Twelve => self.apply_g::<TwelveSpec>(action),
-        }
-    }
-
-    #[inline(always)]
-    fn apply_g<S: Spec>(&mut self, action: Action) {
         debug_assert!((action.0 as usize) < NUM_ACTIONS);
         let me = self.side.index();
         let opp = 1 - me;
@@ -592,24 +543,24 @@ impl Position {
             let h = self.in_hand[me] as usize;
             self.hash ^= ZOBRIST.piece[me][i] ^ ZOBRIST.in_hand[me][h] ^ ZOBRIST.in_hand[me][h - 1];
             self.in_hand[me] -= 1;
-            self.finish_turn::<S>(p);
+            self.finish_turn(p, rules);
         } else {
             let m = i - NUM_POINTS;
             let (from, to) = (m / NUM_POINTS, m % NUM_POINTS);
             self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
             self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
             self.quiet_plies = self.quiet_plies.saturating_add(1);
-            self.finish_turn::<S>(Point::from_index_unchecked(to));
+            self.finish_turn(Point::from_index_unchecked(to), rules);
         }
     }
 
     /// After a piece arrives on `p`: start a removal if it closed a mill, else pass the turn.
     /// Branch-free, because whether a random move closes a mill is unpredictable.
     #[inline(always)]
-    fn finish_turn<S: Spec>(&mut self, p: Point) {
+    fn finish_turn(&mut self, p: Point, rules: &Rules) {
         let me = self.side.index();
         // With no opposing piece on the board there is nothing to remove, and the turn passes.
-        let removes = S::closes_mill(self.pieces[me], p.index()) & !self.pieces[1 - me].is_empty();
+        let removes = closes_mill(rules, self.pieces[me], p) & !self.pieces[1 - me].is_empty();
         let passes = !removes;
         let all = |b: bool| (b as u64).wrapping_neg();
         self.removal_pending = removes;
@@ -647,6 +598,59 @@ impl Position {
         let action = m.to_action();
         self.check(action, rules).map_err(|error| NotationError::Illegal { text: t, error })?;
         Ok(action)
+    }
+}
+
+/// Whether `pieces` (which holds `p`) forms a mill of `rules`' board through `p`. The variant is
+/// chosen here, on a bool, so that the position itself never goes through an out-of-line call:
+/// nine's test inline, the others' out of line.
+#[inline(always)]
+fn closes_mill(rules: &Rules, pieces: BitBoard, p: Point) -> bool {
+    #[cold]
+    #[inline(never)]
+    fn other(rules: &Rules, pieces: BitBoard, p: usize) -> bool {
+        match rules.variant {
+            Variant::Nine => NineSpec::closes_mill(pieces, p),
+            Variant::Twelve => TwelveSpec::closes_mill(pieces, p),
+        }
+    }
+    match rules.variant {
+        Variant::Nine => NineSpec::closes_mill(pieces, p.index()),
+        _ => other(rules, pieces, p.index()),
+    }
+}
+
+/// The points of `pieces` standing in a complete mill of `rules`' board (nine's inline).
+#[inline(always)]
+fn pieces_in_mills(rules: &Rules, pieces: BitBoard) -> BitBoard {
+    #[cold]
+    #[inline(never)]
+    fn other(rules: &Rules, pieces: BitBoard) -> BitBoard {
+        match rules.variant {
+            Variant::Nine => NineSpec::pieces_in_mills(pieces),
+            Variant::Twelve => TwelveSpec::pieces_in_mills(pieces),
+        }
+    }
+    match rules.variant {
+        Variant::Nine => NineSpec::pieces_in_mills(pieces),
+        _ => other(rules, pieces),
+    }
+}
+
+/// The points adjacent on `rules`' board to a point of `set` (nine's inline).
+#[inline(always)]
+fn neighbours(rules: &Rules, set: BitBoard) -> BitBoard {
+    #[cold]
+    #[inline(never)]
+    fn other(rules: &Rules, set: BitBoard) -> BitBoard {
+        match rules.variant {
+            Variant::Nine => NineSpec::neighbours(set),
+            Variant::Twelve => TwelveSpec::neighbours(set),
+        }
+    }
+    match rules.variant {
+        Variant::Nine => NineSpec::neighbours(set),
+        _ => other(rules, set),
     }
 }
 

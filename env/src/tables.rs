@@ -147,11 +147,11 @@ pub(crate) const FLY_TARGETS: [u32; 33] = {
     t
 };
 
-/// One variant's rules as compile-time constants, so that the rules' hot paths
-/// ([`Position`](crate::Position)'s move generation and application) are compiled once per
-/// variant with its tables at fixed addresses and its loop bounds known, as they were when nine
-/// men's morris was the only game. Only the 24-point boards so far: their points and action
-/// layout are nine's ([`CHUNK_BYTE`], [`FLY_TARGETS`]).
+/// One variant's rules as compile-time constants, so that what the rules' hot paths read of a
+/// board ([`Position`](crate::Position)'s move generator, its mill test, its "pieces in mills"
+/// and neighbour sets) is compiled once per variant with its tables at fixed addresses and its
+/// loop bounds known, as they were when nine men's morris was the only game. Only the 24-point
+/// boards so far: their points and action layout are nine's ([`CHUNK_BYTE`], [`FLY_TARGETS`]).
 pub(crate) trait Spec {
     /// Pieces each player starts with in hand (the bound of the move generator's loop).
     const PIECES: u8;
