@@ -170,3 +170,33 @@ def test_symmetries_map_observation_mask_and_policy_together():
         morris.transform_mask(np.zeros(599, dtype=bool), 0)
     with pytest.raises(TypeError):
         morris.transform_observation(obs.astype(np.float64), 0)
+
+
+def test_twelve_mens_morris_plays_by_its_rules():
+    twelve = {"variant": "twelve"}
+    g = morris.Game(twelve, moves="a7 d7 b6 g7 c5")
+    assert g.rules["variant"] == "twelve" and g.pieces_in_hand == (9, 10)
+    # a7-b6-c5 is a diagonal: a mill in twelve men's morris, not in nine.
+    assert g.removal_pending and g.current_player == 0
+    assert not morris.Game(moves="a7 d7 b6 g7 c5").removal_pending
+    assert g.observation()[3, 0] == pytest.approx(9 / 12)  # the mover's hand over 12
+    # Pieces slide along the diagonals too, once the hands are empty: the full board below
+    # closes no mill, so the game ends there, drawn.
+    white = ["d7", "g7", "d6", "c5", "e5", "a4", "b4", "e4", "c3", "d2", "f2", "g1"]
+    black = ["a7", "b6", "f6", "d5", "c4", "f4", "g4", "d3", "e3", "b2", "a1", "d1"]
+    full = morris.Game(twelve, moves=" ".join(m for pair in zip(white, black) for m in pair))
+    assert full.outcome.kind == "draw" and full.outcome.reason == "board_full"
+    assert full.legal_actions().size == 0
+    # VecEnv plays it too: random games end, each by twelve's rules.
+    env = morris.VecEnv(8, rules=twelve, seed=3)
+    assert env.rules["variant"] == "twelve"
+    obs, _ = env.reset(seed=3)
+    assert obs.shape == (8, 15, 24) and np.allclose(obs[:, 3], 1.0)  # 12 in hand / 12
+    ended = 0
+    for _ in range(2000):
+        _, _, terminated, truncated, _ = env.step()
+        ended += int(terminated.sum() + truncated.sum())
+    assert ended > 0
+    # Agents, matches and self-play data are nine's so far: another variant is refused by name.
+    with pytest.raises(ValueError, match="nine men's morris only so far, not twelve"):
+        morris.play_match("random", "random", pairs=1, rules=twelve)
