@@ -161,6 +161,8 @@ pub(crate) trait Spec {
     const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS];
     /// The most mills through one point (the entries of [`Spec::MILLS_THROUGH`] to test).
     const MILLS_PER_POINT: usize;
+    /// The neighbours of each point along the lines.
+    const ADJACENT: &'static [BitBoard; MAX_POINTS];
     /// Neighbours along the lines ([`neighbours_by_byte`]).
     const NEIGHBOURS: &'static [[u32; 256]; 3];
     /// Slide targets ([`slide_targets`]).
@@ -176,6 +178,13 @@ pub(crate) trait Spec {
     #[inline(always)]
     fn pieces_in_mills(pieces: BitBoard) -> BitBoard {
         pieces_in(Self::MILLS, pieces)
+    }
+
+    /// The mills through `p` (a slice of [`Spec::MILLS_PER_POINT`], padded with
+    /// [`crate::board::NO_MILL`] where `p` is on fewer).
+    #[inline(always)]
+    fn mills_through(p: usize) -> &'static [BitBoard] {
+        &Self::MILLS_THROUGH[p][..Self::MILLS_PER_POINT]
     }
 
     /// Whether `pieces` (which must contain `p`) forms a mill through `p`.
@@ -200,6 +209,7 @@ impl Spec for NineSpec {
     const MILLS: &'static [BitBoard] = &MILLS;
     const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &NINE.mills_through;
     const MILLS_PER_POINT: usize = NINE.mills_per_point;
+    const ADJACENT: &'static [BitBoard; MAX_POINTS] = &ADJACENT;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &NEIGHBOURS_BY_BYTE;
     const SLIDE: &'static [u32; 33] = &SLIDE_TARGETS;
 }
@@ -223,6 +233,7 @@ impl Spec for TwelveSpec {
     };
     const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &TWELVE.mills_through;
     const MILLS_PER_POINT: usize = TWELVE.mills_per_point;
+    const ADJACENT: &'static [BitBoard; MAX_POINTS] = &TWELVE.adjacent;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&TWELVE);
     const SLIDE: &'static [u32; 33] = &slide_targets(&TWELVE);
 }

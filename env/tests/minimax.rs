@@ -109,12 +109,28 @@ fn n_move_rule_is_respected_inside_the_search() {
 }
 
 #[test]
+fn on_twelve_it_closes_and_blocks_the_diagonal_mills() {
+    // White a7 and b6 on the diagonal a7-b6-c5: placing c5 closes it under twelve's rules only.
+    let game = Game::from_notation(Rules::twelve(), "a7 d1 b6 g1").unwrap();
+    assert_eq!(best_move(&game, 1).0, "c5");
+    // Black holds a1 and b2 of a1-b2-c3 and White has no mill of its own: White blocks on c3.
+    let game = Game::from_notation(Rules::twelve(), "d7 a1 g4 b2").unwrap();
+    assert_eq!(best_move(&game, 2).0, "c3");
+    let nine = Game::from_notation(Rules::standard(), "d7 a1 g4 b2").unwrap();
+    assert_ne!(best_move(&nine, 2).0, "c3", "on nine's board a1-b2 is no threat");
+}
+
+#[test]
 fn alpha_beta_with_tt_equals_plain_minimax_on_200_random_positions() {
     let mut rng = Rng::seed_from_u64(2024);
     let weights = EvalWeights::default();
     let mut checked = 0;
     for i in 0..200u64 {
-        let rules = if i % 2 == 0 { Rules::standard() } else { Rules::openspiel() };
+        let rules = match i % 3 {
+            0 => Rules::standard(),
+            1 => Rules::openspiel(),
+            _ => Rules::twelve(),
+        };
         let mut game = Game::new(rules);
         let plies = rng.below(60);
         game.play_random(&mut rng, plies);

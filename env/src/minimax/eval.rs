@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::position::{Phase, Position};
 use crate::rules::Rules;
-use crate::tables::{ADJACENT, MILLS, closes_mill, pieces_in_mills};
+use crate::rules::Variant;
+use crate::tables::{NineSpec, Spec, TwelveSpec};
 use crate::types::{BitBoard, Color};
 
 /// Weights of the evaluation terms in one phase of the game (centi-piece units: a piece of
@@ -113,10 +114,12 @@ struct Side {
 }
 
 /// `slides`: the side will slide (placing or moving, not flying); `sliding`: it slides now.
-fn side_counts(own: BitBoard, opp: BitBoard, empty: BitBoard, slides: bool, sliding: bool) -> Side {
+/// The lines and mills are those of `S`'s board.
+#[inline(always)]
+fn side_counts<S: Spec>(own: BitBoard, opp: BitBoard, empty: BitBoard, slides: bool, sliding: bool) -> Side {
     let mut mills = 0;
     let mut twos = 0;
-    for m in MILLS {
+    for &m in S::MILLS {
         let o = (own & m).count();
         mills += (o == 3) as i32;
         twos += (o == 2 && (opp & m).is_empty()) as i32;
@@ -125,17 +128,17 @@ fn side_counts(own: BitBoard, opp: BitBoard, empty: BitBoard, slides: bool, slid
     if slides {
         // While placing these measure the mobility the pieces will have once sliding starts.
         for p in own {
-            let free = ADJACENT[p.index()] & empty;
+            let free = S::ADJACENT[p.index()] & empty;
             blocked += free.is_empty() as i32;
             mobility += free.count() as i32;
         }
     }
     if sliding {
         // A piece of a complete mill that slides to a point completing another mill.
-        for p in pieces_in_mills(own) {
+        for p in S::pieces_in_mills(own) {
             let rest = own - p.bit();
-            for q in ADJACENT[p.index()] & empty {
-                double_mills += closes_mill(rest | q.bit(), q) as i32;
+            for q in S::ADJACENT[p.index()] & empty {
+                double_mills += S::closes_mill(rest | q.bit(), q.index()) as i32;
             }
         }
     }
@@ -143,15 +146,23 @@ fn side_counts(own: BitBoard, opp: BitBoard, empty: BitBoard, slides: bool, slid
 }
 
 impl Terms {
-    /// Computes the terms for the player to move.
+    /// Computes the terms for the player to move, on the lines and mills of `rules`' board.
     pub fn of(pos: &Position, rules: &Rules) -> Terms {
+        match rules.variant {
+            Variant::Nine => Terms::of_g::<NineSpec>(pos, rules),
+            Variant::Twelve => Terms::of_g::<TwelveSpec>(pos, rules),
+        }
+    }
+
+    #[inline(always)]
+    fn of_g<S: Spec>(pos: &Position, rules: &Rules) -> Terms {
         let me = pos.current_player();
         let opp = me.opponent();
         let empty = pos.empty();
         let phase = |c: Color| pos.phase(c, rules);
         let count = |c: Color| {
             let ph = phase(c);
-            side_counts(
+            side_counts::<S>(
                 pos.pieces(c),
                 pos.pieces(c.opponent()),
                 empty,

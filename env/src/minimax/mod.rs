@@ -29,8 +29,9 @@ use crate::game::Game;
 use crate::outcome::Outcome;
 use crate::position::Position;
 use crate::rng::Rng;
+use crate::rules::Variant;
 use crate::tablebase::{Probe, SharedTablebase, Wdl};
-use crate::tables::{MILLS_THROUGH, closes_mill};
+use crate::tables::{NineSpec, Spec, TwelveSpec};
 use crate::types::{BitBoard, Point};
 
 /// Score of a won position at the root; a win `k` plies away scores `WIN - k`.
@@ -495,6 +496,15 @@ impl Minimax {
     /// that close a mill, placements and slides that block an opposing mill, killers, and the
     /// history heuristic. Removals prefer pieces that stand in opposing two-piece lines.
     fn generate(&self, game: &Game, tt_move: Option<Action>, ply: usize, list: &mut MoveList) {
+        match game.rules().variant {
+            Variant::Nine => self.generate_g::<NineSpec>(game, tt_move, ply, list),
+            Variant::Twelve => self.generate_g::<TwelveSpec>(game, tt_move, ply, list),
+        }
+    }
+
+    /// [`Minimax::generate`] on the mills of `S`'s board.
+    #[inline(always)]
+    fn generate_g<S: Spec>(&self, game: &Game, tt_move: Option<Action>, ply: usize, list: &mut MoveList) {
         let pos = game.position();
         let me = pos.current_player();
         let own = pos.pieces(me);
@@ -510,18 +520,18 @@ impl Minimax {
             }
             if pos.is_removal_pending() {
                 let p = Point::from_index_unchecked(a.index());
-                score += twos_through(opp, empty, p) * (1 << 22);
+                score += twos_through::<S>(opp, empty, p) * (1 << 22);
             } else {
                 let (from, to) = match a.as_movement() {
                     Some((f, t)) => (f.bit(), t),
                     None => (BitBoard::EMPTY, Point::from_index_unchecked(a.index())),
                 };
                 let after = (own - from) | to.bit();
-                if closes_mill(after, to) {
+                if S::closes_mill(after, to.index()) {
                     score += 1 << 25;
                 }
                 // Occupying a point where the opponent has two in a line blocks a mill.
-                if threats_through(opp, to) > 0 {
+                if threats_through::<S>(opp, to) > 0 {
                     score += 1 << 24;
                 }
             }
@@ -538,15 +548,15 @@ impl Minimax {
 /// Number of mills through the empty point `p` whose other two points hold `pieces`: the mill
 /// threats that occupying `p` blocks (or, for the mover's own pieces, completes).
 #[inline]
-fn threats_through(pieces: BitBoard, p: Point) -> i32 {
-    MILLS_THROUGH[p.index()].iter().map(|&m| pieces.contains(m - p.bit()) as i32).sum()
+fn threats_through<S: Spec>(pieces: BitBoard, p: Point) -> i32 {
+    S::mills_through(p.index()).iter().map(|&m| pieces.contains(m - p.bit()) as i32).sum()
 }
 
 /// Number of lines through the piece on `p` that hold two of `pieces` and one empty point: the
 /// mill threats that removing the piece on `p` destroys.
 #[inline]
-fn twos_through(pieces: BitBoard, empty: BitBoard, p: Point) -> i32 {
-    MILLS_THROUGH[p.index()]
+fn twos_through<S: Spec>(pieces: BitBoard, empty: BitBoard, p: Point) -> i32 {
+    S::mills_through(p.index())
         .iter()
         .map(|&m| ((pieces & m).count() == 2 && (empty & m).count() == 1) as i32)
         .sum()
