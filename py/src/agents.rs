@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use crate::arrays::{mask_rows, observation_rows};
 use crate::game::PyGame;
 use crate::observation::game_from_observation;
-use crate::{SpecError, nine_rules_from, rules_from};
+use crate::{SpecError, nine_only, nine_rules_from, rules_from};
 
 /// A player built from an agent spec, as the arena and `eval match` take them:
 /// `random`, `minimax:depth=4`, `minimax:time=50ms`, `mcts:sims=800`,
@@ -45,6 +45,9 @@ impl PyAgent {
     /// # Errors
     /// As [`PyAgent::choose`], naming the game's index.
     pub(crate) fn choose_each(&self, py: Python<'_>, games: &[Option<&Game>]) -> PyResult<Vec<i64>> {
+        for game in games.iter().flatten() {
+            nine_only(game.rules(), "agents")?;
+        }
         let mut agent = self.lock()?;
         let agent = &mut **agent;
         let name = &self.name;
@@ -108,6 +111,7 @@ impl PyAgent {
         if g.outcome().is_terminal() {
             return Ok(None);
         }
+        nine_only(g.rules(), "agents")?;
         let mut agent = self.lock()?;
         let agent = &mut **agent;
         let name = &self.name;

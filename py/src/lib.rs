@@ -49,17 +49,23 @@ pyo3::create_exception!(
 );
 
 /// Rules from a Python value, as [`rules_from`], for the parts of the lab that play nine men's
-/// morris only so far (agents, matches, self-play data): another variant is a `ValueError`
-/// naming it and `what` refuses it.
+/// morris only so far (agents, matches, self-play data): see [`nine_only`].
 pub(crate) fn nine_rules_from(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Rules> {
     let rules = rules_from(value)?;
-    if !rules.variant.is_nine() {
-        return Err(PyValueError::new_err(format!(
-            "{what}: nine men's morris only so far, not {} (Game and VecEnv play every variant; issue 25)",
-            rules.variant
-        )));
-    }
+    nine_only(&rules, what)?;
     Ok(rules)
+}
+
+/// Refuses rules of another variant than nine men's morris where `what` (agents, their models
+/// and tables, matches, self-play data) is nine's only so far: a `ValueError` naming both.
+pub(crate) fn nine_only(rules: &Rules, what: &str) -> PyResult<()> {
+    if rules.variant.is_nine() {
+        return Ok(());
+    }
+    Err(PyValueError::new_err(format!(
+        "{what}: nine men's morris only so far, not {} (Game and VecEnv play every variant; issue 25)",
+        rules.variant
+    )))
 }
 
 /// Rules from a Python value: `None` (the standard rules), a preset name (`"standard"`,

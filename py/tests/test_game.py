@@ -200,3 +200,5 @@ def test_twelve_mens_morris_plays_by_its_rules():
     # Agents, matches and self-play data are nine's so far: another variant is refused by name.
     with pytest.raises(ValueError, match="nine men's morris only so far, not twelve"):
         morris.play_match("random", "random", pairs=1, rules=twelve)
+    with pytest.raises(ValueError, match="agents: nine men's morris only so far, not twelve"):
+        morris.Agent("random").choose(g)

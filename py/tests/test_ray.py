@@ -130,7 +130,7 @@ def test_a_learner_killed_after_its_last_step_still_finishes_the_run(repo, tmp_p
     killed = []
 
     def kill_at_the_end(run, report):
-        # The budget is spent and its checkpoint written; the shards still queued and `finish`
+        # The budget is spent and its last step checkpointed; the shards still queued and `finish`
         # go to the learner Ray restarts, which reopens the spent run instead of refusing it.
         if report["done"] and not killed:
             killed.append(report["step"])
@@ -138,11 +138,13 @@ def test_a_learner_killed_after_its_last_step_still_finishes_the_run(repo, tmp_p
             call_until_back(lambda: ray.get(run.learner.info.remote()), lambda i: i["pid"] != report["pid"])
 
     run = morris_ray.RayRun(
-        tiny(repo), run_dir, workers=2, learner_cpus=1, overrides={"schedule.total_steps": 40}, quiet=True
+        tiny(repo), run_dir, workers=2, learner_cpus=1, overrides={"schedule.total_steps": 50}, quiet=True
     )
     summary = run.run(on_progress=kill_at_the_end)
-    assert killed == [40] and summary.learner_restarts == 1
-    assert summary.step == 40 and (run_dir / "FINISHED").is_file()
+    assert killed == [50] and summary.learner_restarts == 1
+    # 50 is no multiple of checkpoint_every (40): the budget's last step is checkpointed anyway.
+    assert summary.step == 50 and (run_dir / "FINISHED").is_file()
+    assert (run_dir / "checkpoints" / "step-50").is_dir()
     assert_nothing_lost_or_twice(run_dir, summary)
 
 

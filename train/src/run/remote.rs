@@ -227,7 +227,8 @@ impl LearnerSession {
 
     /// Up to `max_steps` optimizer steps, as far as the replay window and the reuse cap allow
     /// (none until `replay.min_positions` positions have come), with the publishing, logging,
-    /// checkpoints and evaluations of `train`'s schedule.
+    /// checkpoints and evaluations of `train`'s schedule, and a checkpoint as soon as the budget
+    /// is spent.
     ///
     /// # Errors
     /// A diverging loss, a failed evaluation, or a file that cannot be written.
@@ -235,6 +236,12 @@ impl LearnerSession {
         let (steps, published) = self.t.train_burst(max_steps)?;
         if let Some(version) = published {
             self.published = version;
+        }
+        if self.t.done() {
+            // The budget's last step is checkpointed at once (not only by `finish`): a learner
+            // that dies before `finish` is opened again on it ([`LearnerSession::reopen`]) and
+            // trains nothing, instead of resuming short of the budget and finishing there.
+            self.t.save_checkpoint()?;
         }
         self.t.poll_eval(false)?;
         Ok(TrainReport {
@@ -363,7 +370,7 @@ mod tests {
             "run.threads=1",
             "selfplay.parallel_games=4",
             "schedule.total_steps=30",
-            "schedule.checkpoint_every=10",
+            "schedule.checkpoint_every=20",
             "schedule.publish_every=10",
             "schedule.eval_every=0",
             "replay.min_positions=256",
@@ -388,6 +395,9 @@ mod tests {
         }
         assert!(learner.accept(&good).unwrap() > 0);
         let accepted = 1 + feed(&mut learner, &mut worker);
+        // The budget (30, not a multiple of checkpoint_every) is checkpointed when it is spent,
+        // before `finish`: a learner that died now would reopen on it.
+        assert!(crate::store::RunDir::new(&run).checkpoints().join("step-30").is_dir());
         learner.finish().unwrap();
         let dir = crate::store::RunDir::new(&run);
         assert!(dir.is_finished());
