@@ -15,8 +15,19 @@ use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
 pub const PIECES_PER_PLAYER: u8 = Variant::Nine.pieces();
 
-/// The most pieces a player of any variant starts with (twelve men's morris).
-const MAX_PIECES: usize = 12;
+/// The most pieces a player of any variant starts with (twelve men's morris's 12).
+const MAX_PIECES: usize = {
+    let mut most = 0;
+    let mut i = 0;
+    while i < Variant::ALL.len() {
+        let n = Variant::ALL[i].pieces() as usize;
+        if n > most {
+            most = n;
+        }
+        i += 1;
+    }
+    most
+};
 
 /// Zobrist keys, generated at compile time from a fixed SplitMix64 stream.
 struct Zobrist {
