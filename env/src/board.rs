@@ -290,8 +290,8 @@ impl Board {
     }
 
     /// The mills, as sets.
-    pub fn mills(&self) -> &[BitBoard] {
-        &self.mills[..self.num_mills]
+    pub const fn mills(&self) -> &[BitBoard] {
+        self.mills.split_at(self.num_mills).0
     }
 
     /// The symmetries, as point maps (index `s` is symmetry `s`).

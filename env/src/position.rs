@@ -9,7 +9,7 @@ use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::{Rules, Variant};
-use crate::tables::{CHUNK_BYTE, FLY_TARGETS, NineSpec, Spec, TwelveSpec};
+use crate::tables::{CHUNK_BYTE, FLY_TARGETS, NineSpec, Spec, with_spec};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
@@ -437,10 +437,7 @@ impl Position {
             // through memory, and callers that read it at once (perft's counts, playouts'
             // sampling) stall on reloading it (measured: perft 30% slower).
             let flying = self.phase(self.side, rules) == Phase::Flying;
-            mask = match rules.variant {
-                Variant::Nine => self.moves::<NineSpec>(flying),
-                Variant::Twelve => self.moves::<TwelveSpec>(flying),
-            };
+            mask = with_spec!(rules.variant, S => self.moves::<S>(flying));
         }
         mask
     }
@@ -571,7 +568,7 @@ impl Position {
     fn finish_turn(&mut self, p: Point, rules: &Rules) {
         let me = self.side.index();
         // With no opposing piece on the board there is nothing to remove, and the turn passes.
-        let removes = closes_mill(rules, self.pieces[me], p) & !self.pieces[1 - me].is_empty();
+        let removes = closes_mill(rules, self.pieces[me], p.index()) & !self.pieces[1 - me].is_empty();
         let passes = !removes;
         let all = |b: bool| (b as u64).wrapping_neg();
         self.removal_pending = removes;
@@ -616,19 +613,13 @@ impl Position {
 /// chosen here, on a bool, so that the position itself never goes through an out-of-line call:
 /// nine's test inline, the others' out of line.
 #[inline(always)]
-fn closes_mill(rules: &Rules, pieces: BitBoard, p: Point) -> bool {
+fn closes_mill(rules: &Rules, pieces: BitBoard, p: usize) -> bool {
     #[cold]
     #[inline(never)]
     fn other(rules: &Rules, pieces: BitBoard, p: usize) -> bool {
-        match rules.variant {
-            Variant::Nine => NineSpec::closes_mill(pieces, p),
-            Variant::Twelve => TwelveSpec::closes_mill(pieces, p),
-        }
+        with_spec!(rules.variant, S => S::closes_mill(pieces, p))
     }
-    match rules.variant {
-        Variant::Nine => NineSpec::closes_mill(pieces, p.index()),
-        _ => other(rules, pieces, p.index()),
-    }
+    if rules.variant.is_nine() { NineSpec::closes_mill(pieces, p) } else { other(rules, pieces, p) }
 }
 
 /// The points of `pieces` standing in a complete mill of `rules`' board (nine's inline).
@@ -637,15 +628,9 @@ fn pieces_in_mills(rules: &Rules, pieces: BitBoard) -> BitBoard {
     #[cold]
     #[inline(never)]
     fn other(rules: &Rules, pieces: BitBoard) -> BitBoard {
-        match rules.variant {
-            Variant::Nine => NineSpec::pieces_in_mills(pieces),
-            Variant::Twelve => TwelveSpec::pieces_in_mills(pieces),
-        }
+        with_spec!(rules.variant, S => S::pieces_in_mills(pieces))
     }
-    match rules.variant {
-        Variant::Nine => NineSpec::pieces_in_mills(pieces),
-        _ => other(rules, pieces),
-    }
+    if rules.variant.is_nine() { NineSpec::pieces_in_mills(pieces) } else { other(rules, pieces) }
 }
 
 /// The points adjacent on `rules`' board to a point of `set` (nine's inline).
@@ -654,15 +639,9 @@ fn neighbours(rules: &Rules, set: BitBoard) -> BitBoard {
     #[cold]
     #[inline(never)]
     fn other(rules: &Rules, set: BitBoard) -> BitBoard {
-        match rules.variant {
-            Variant::Nine => NineSpec::neighbours(set),
-            Variant::Twelve => TwelveSpec::neighbours(set),
-        }
+        with_spec!(rules.variant, S => S::neighbours(set))
     }
-    match rules.variant {
-        Variant::Nine => NineSpec::neighbours(set),
-        _ => other(rules, set),
-    }
+    if rules.variant.is_nine() { NineSpec::neighbours(set) } else { other(rules, set) }
 }
 
 /// Rows of the text board: every point sits at column `4·file + 2`, row `2·(6 − rank)`.

@@ -1,6 +1,6 @@
 //! The boards' geometry as compile-time tables: nine men's morris's as public views of [`NINE`] (the 16 mills, adjacency), and each variant's lookup tables for set-wide neighbour queries and move generation behind [`Spec`].
 
-use crate::board::{Board, MAX_MILLS_THROUGH, MAX_POINTS, NINE, NINE_MILLS, TWELVE};
+use crate::board::{Board, MAX_POINTS, NINE, NINE_MILLS, TWELVE};
 use crate::rules::Variant;
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
@@ -152,21 +152,23 @@ pub(crate) const FLY_TARGETS: [u32; 33] = {
 /// and neighbour sets) is compiled once per variant with its tables at fixed addresses and its
 /// loop bounds known, as they were when nine men's morris was the only game. Only the 24-point
 /// boards so far: their points and action layout are nine's ([`CHUNK_BYTE`], [`FLY_TARGETS`]).
+/// An implementation names its variant and its two lookup tables; the rest follows from
+/// [`Variant::board`] and [`Variant::pieces`].
 pub(crate) trait Spec {
-    /// Pieces each player starts with in hand (the bound of the move generator's loop).
-    const PIECES: u8;
-    /// The board's mills.
-    const MILLS: &'static [BitBoard];
-    /// The mills through each point, padded with [`crate::board::NO_MILL`].
-    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS];
-    /// The most mills through one point (the entries of [`Spec::MILLS_THROUGH`] to test).
-    const MILLS_PER_POINT: usize;
-    /// The neighbours of each point along the lines.
-    const ADJACENT: &'static [BitBoard; MAX_POINTS];
+    /// The variant.
+    const VARIANT: Variant;
     /// Neighbours along the lines ([`neighbours_by_byte`]).
     const NEIGHBOURS: &'static [[u32; 256]; 3];
     /// Slide targets ([`slide_targets`]).
     const SLIDE: &'static [u32; 33];
+    /// The variant's board.
+    const BOARD: &'static Board = Self::VARIANT.board();
+    /// Pieces each player starts with in hand (the bound of the move generator's loop).
+    const PIECES: u8 = Self::VARIANT.pieces();
+    /// The board's mills.
+    const MILLS: &'static [BitBoard] = Self::BOARD.mills();
+    /// The neighbours of each point along the lines.
+    const ADJACENT: &'static [BitBoard; MAX_POINTS] = &Self::BOARD.adjacent;
 
     /// All points adjacent to at least one point of `set`.
     #[inline(always)]
@@ -180,24 +182,17 @@ pub(crate) trait Spec {
         pieces_in(Self::MILLS, pieces)
     }
 
-    /// The mills through `p` (a slice of [`Spec::MILLS_PER_POINT`], padded with
-    /// [`crate::board::NO_MILL`] where `p` is on fewer).
+    /// The mills through `p`: the board's most mills through a point, padded with
+    /// [`crate::board::NO_MILL`] where `p` is on fewer.
     #[inline(always)]
     fn mills_through(p: usize) -> &'static [BitBoard] {
-        &Self::MILLS_THROUGH[p][..Self::MILLS_PER_POINT]
+        &Self::BOARD.mills_through[p][..Self::BOARD.mills_per_point]
     }
 
-    /// Whether `pieces` (which must contain `p`) forms a mill through `p`.
+    /// Whether `pieces` (which must contain `p`) forms a mill through `p` (branch-free).
     #[inline(always)]
     fn closes_mill(pieces: BitBoard, p: usize) -> bool {
-        let through = &Self::MILLS_THROUGH[p];
-        let mut closes = false;
-        let mut k = 0;
-        while k < Self::MILLS_PER_POINT {
-            closes |= pieces.contains(through[k]);
-            k += 1;
-        }
-        closes
+        Self::mills_through(p).iter().fold(false, |closes, &m| closes | pieces.contains(m))
     }
 }
 
@@ -205,11 +200,7 @@ pub(crate) trait Spec {
 pub(crate) struct NineSpec;
 
 impl Spec for NineSpec {
-    const PIECES: u8 = Variant::Nine.pieces();
-    const MILLS: &'static [BitBoard] = &MILLS;
-    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &NINE.mills_through;
-    const MILLS_PER_POINT: usize = NINE.mills_per_point;
-    const ADJACENT: &'static [BitBoard; MAX_POINTS] = &ADJACENT;
+    const VARIANT: Variant = Variant::Nine;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &NEIGHBOURS_BY_BYTE;
     const SLIDE: &'static [u32; 33] = &SLIDE_TARGETS;
 }
@@ -218,25 +209,28 @@ impl Spec for NineSpec {
 pub(crate) struct TwelveSpec;
 
 impl Spec for TwelveSpec {
-    const PIECES: u8 = Variant::Twelve.pieces();
-    const MILLS: &'static [BitBoard] = {
-        const M: [BitBoard; 20] = {
-            let mut out = [BitBoard::EMPTY; 20];
-            let mut i = 0;
-            while i < 20 {
-                out[i] = TWELVE.mills[i];
-                i += 1;
-            }
-            out
-        };
-        &M
-    };
-    const MILLS_THROUGH: &'static [[BitBoard; MAX_MILLS_THROUGH]; MAX_POINTS] = &TWELVE.mills_through;
-    const MILLS_PER_POINT: usize = TWELVE.mills_per_point;
-    const ADJACENT: &'static [BitBoard; MAX_POINTS] = &TWELVE.adjacent;
+    const VARIANT: Variant = Variant::Twelve;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&TWELVE);
     const SLIDE: &'static [u32; 33] = &slide_targets(&TWELVE);
 }
+
+/// `$body` with the type `$S` standing for the [`Spec`] of `$variant` (a [`Variant`]), every
+/// variant's instance inline: the one list of which `Spec` plays which variant.
+macro_rules! with_spec {
+    ($variant:expr, $S:ident => $body:expr) => {
+        match $variant {
+            $crate::rules::Variant::Nine => {
+                type $S = $crate::tables::NineSpec;
+                $body
+            }
+            $crate::rules::Variant::Twelve => {
+                type $S = $crate::tables::TwelveSpec;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_spec;
 
 #[cfg(test)]
 mod tests {

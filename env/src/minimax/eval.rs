@@ -9,8 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::position::{Phase, Position};
 use crate::rules::Rules;
-use crate::rules::Variant;
-use crate::tables::{NineSpec, Spec, TwelveSpec};
+use crate::tables::{Spec, with_spec};
 use crate::types::{BitBoard, Color};
 
 /// Weights of the evaluation terms in one phase of the game (centi-piece units: a piece of
@@ -148,10 +147,7 @@ fn side_counts<S: Spec>(own: BitBoard, opp: BitBoard, empty: BitBoard, slides: b
 impl Terms {
     /// Computes the terms for the player to move, on the lines and mills of `rules`' board.
     pub fn of(pos: &Position, rules: &Rules) -> Terms {
-        match rules.variant {
-            Variant::Nine => Terms::of_g::<NineSpec>(pos, rules),
-            Variant::Twelve => Terms::of_g::<TwelveSpec>(pos, rules),
-        }
+        with_spec!(rules.variant, S => Terms::of_g::<S>(pos, rules))
     }
 
     #[inline(always)]

@@ -29,9 +29,8 @@ use crate::game::Game;
 use crate::outcome::Outcome;
 use crate::position::Position;
 use crate::rng::Rng;
-use crate::rules::Variant;
 use crate::tablebase::{Probe, SharedTablebase, Wdl};
-use crate::tables::{NineSpec, Spec, TwelveSpec};
+use crate::tables::{Spec, with_spec};
 use crate::types::{BitBoard, Point};
 
 /// Score of a won position at the root; a win `k` plies away scores `WIN - k`.
@@ -496,10 +495,7 @@ impl Minimax {
     /// that close a mill, placements and slides that block an opposing mill, killers, and the
     /// history heuristic. Removals prefer pieces that stand in opposing two-piece lines.
     fn generate(&self, game: &Game, tt_move: Option<Action>, ply: usize, list: &mut MoveList) {
-        match game.rules().variant {
-            Variant::Nine => self.generate_g::<NineSpec>(game, tt_move, ply, list),
-            Variant::Twelve => self.generate_g::<TwelveSpec>(game, tt_move, ply, list),
-        }
+        with_spec!(game.rules().variant, S => self.generate_g::<S>(game, tt_move, ply, list))
     }
 
     /// [`Minimax::generate`] on the mills of `S`'s board.
