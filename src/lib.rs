@@ -32,13 +32,17 @@ pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
-/// Rules presets as a command-line value (`--rules standard|openspiel`), shared by the binaries.
+/// Rules presets as a command-line value (`--rules standard|openspiel|twelve`), shared by the
+/// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     /// Flying, 100-ply N-move rule, threefold repetition, no turn cap.
     Standard,
     /// OpenSpiel 2.0.2: flying, no repetition or N-move rule, draw after 200 turns.
     Openspiel,
+    /// Twelve men's morris (diagonal lines, 12 pieces, a full board draws) under the standard
+    /// draw rules.
+    Twelve,
 }
 
 impl Preset {
@@ -47,6 +51,7 @@ impl Preset {
         match self {
             Preset::Standard => Rules::standard(),
             Preset::Openspiel => Rules::openspiel(),
+            Preset::Twelve => Rules::twelve(),
         }
     }
 
@@ -55,6 +60,7 @@ impl Preset {
         match self {
             Preset::Standard => "standard",
             Preset::Openspiel => "openspiel",
+            Preset::Twelve => "twelve",
         }
     }
 }

@@ -811,3 +811,64 @@ fn ten_kills_and_resumes_leave_no_leftovers_and_never_log_a_step_twice() {
     assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
     assert_eq!(steps.last(), Some(&(last + 20)));
 }
+
+/// Twelve men's morris through training: `rules.preset = "twelve"` trains a network that records
+/// its variant (in its config, its shards and its export), resumes, plays a match under twelve's
+/// rules, and is refused, naming both variants, under nine's; a network that says it plays
+/// nine while the rules say twelve is a config error naming the key.
+#[test]
+fn a_twelve_mens_morris_run_records_its_variant_resumes_and_is_refused_by_nine() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let twelve = [
+        "--set",
+        "rules.preset=twelve",
+        "--set",
+        "schedule.total_steps=40",
+        "--set",
+        "schedule.eval_every=0",
+    ];
+    let o = train(&[&["--config", &tiny(), "--run-dir", run_s, "--quiet"][..], &twelve[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let config = fs::read_to_string(run.join("checkpoints/step-40/config.json")).unwrap();
+    assert!(config.contains("\"variant\": \"twelve\""), "{config}");
+    for shard in fs::read_dir(run.join("games")).unwrap() {
+        let bytes = fs::read(shard.unwrap().path()).unwrap();
+        assert_eq!((u32::from_le_bytes(bytes[8..12].try_into().unwrap()), bytes[20]), (5, 1), "v5, twelve");
+    }
+    let o = train(&["--resume", run_s, "--set", "schedule.total_steps=60"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success() && stdout.contains("finished at step 60"), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("warning"), "twelve's shards are read back: {stderr}");
+
+    let exported = scratch.path().join("exported");
+    let eval =
+        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval");
+    let o = eval(&["export", "--checkpoint", run_s, "--out", exported.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let card = fs::read_to_string(exported.join("model.json")).unwrap();
+    assert!(card.contains("\"variant\": \"twelve\"") && card.contains("\"rules\": \"twelve\""), "{card}");
+    let model = format!("az:model={},sims=4", exported.display());
+    let o = eval(&["match", &model, "minimax:depth=1", "--pairs", "1", "--rules", "twelve"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = eval(&["match", &model, "random", "--pairs", "1"]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success(), "a twelve model under nine's rules");
+    assert!(stderr.contains("plays the 'twelve' variant, but the game is 'nine'"), "{stderr}");
+
+    let o = train(&[
+        "--config",
+        &tiny(),
+        "--run-dir",
+        scratch.path().join("bad").to_str().unwrap(),
+        "--set",
+        "rules.variant=twelve",
+        "--set",
+        "model.variant=nine",
+    ]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success() && stderr.contains("model.variant"), "{stderr}");
+    assert!(!scratch.path().join("bad").exists(), "nothing written for a bad config");
+}

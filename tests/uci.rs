@@ -234,6 +234,21 @@ fn scripted_protocol_session() {
     // The rejected position left the last good one in place.
     let (_, best) = e.search("d6 a1 d5 g1", "go depth 2", 10.0);
     assert_eq!(best, "d7");
+    // Twelve men's morris: minimax closes a diagonal mill; the nine men's morris model is
+    // refused, naming both variants.
+    e.send("setoption name Rules value twelve");
+    let (_, best) = e.search("a7 a1 b6 g1", "go depth 2", 10.0);
+    assert_eq!(best, "c5", "the diagonal mill a7 b6 c5");
+    e.send("setoption name Engine value az");
+    e.send(&format!("setoption name Model value {}", shipped()));
+    e.send("isready");
+    let got = e.until("readyok", 5.0);
+    assert!(
+        got.iter().any(|l| l.contains("info string error")
+            && l.contains("'nine' variant, but the game here is 'twelve'")),
+        "{got:?}"
+    );
+    e.send("setoption name Rules value standard");
     // A model that cannot be loaded: an error, and no move.
     e.send("setoption name Engine value az");
     e.send("setoption name Model value /nonexistent/model");

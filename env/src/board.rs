@@ -299,6 +299,13 @@ impl Board {
         &self.symmetries[..self.num_symmetries]
     }
 
+    /// The `num_points × num_points` adjacency matrix, row-major, 1.0 where two points share a
+    /// drawn line (for graph networks).
+    pub fn adjacency_matrix(&self) -> Vec<f32> {
+        let n = self.num_points;
+        (0..n * n).map(|i| f32::from(u8::from(self.adjacent[i / n].0 & (1 << (i % n)) != 0))).collect()
+    }
+
     /// The drawn lines, each once as `(a, b)` with `a < b`, in point order.
     pub fn edges(&self) -> Vec<(u8, u8)> {
         let mut out = Vec::new();

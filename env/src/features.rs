@@ -30,7 +30,6 @@
 
 use crate::position::{Phase, Position};
 use crate::rules::Rules;
-use crate::tables::adjacency_matrix;
 use crate::types::NUM_POINTS;
 
 /// Version of the observation layout; bump it whenever a plane changes meaning.
@@ -108,11 +107,6 @@ pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32;
         reps,
         ratio(pos.turns() as u32, rules.turn_cap),
     ]
-}
-
-/// The 24×24 adjacency matrix (1.0 where two points share a line), for graph networks.
-pub fn adjacency() -> [[f32; NUM_POINTS]; NUM_POINTS] {
-    adjacency_matrix()
 }
 
 #[cfg(test)]

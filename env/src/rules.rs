@@ -42,6 +42,19 @@ impl Variant {
         names
     };
 
+    /// Its number in files (shards): nine 0, twelve 1; a new variant takes the next.
+    pub const fn id(self) -> u8 {
+        match self {
+            Variant::Nine => 0,
+            Variant::Twelve => 1,
+        }
+    }
+
+    /// The variant numbered `id` in files ([`Variant::id`]), if there is one.
+    pub fn from_id(id: u8) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.id() == id)
+    }
+
     /// Its name: `"nine"`, `"twelve"`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -156,23 +169,23 @@ impl Rules {
     }
 
     /// Twelve men's morris under the standard draw rules (flying on, the 100-ply N-move rule,
-    /// threefold repetition, no turn cap). Not yet a preset: the surfaces that name presets (the
-    /// command line, configs, UCI, the web board) do not offer it until they play it.
+    /// threefold repetition, no turn cap): the preset `twelve`.
     pub const fn twelve() -> Rules {
         Rules { variant: Variant::Twelve, ..Rules::standard() }
     }
 
-    /// The preset with this name: `"standard"` or `"openspiel"`.
+    /// The preset with this name: `"standard"`, `"openspiel"` or `"twelve"`.
     pub fn preset(name: &str) -> Option<Rules> {
         match name {
             "standard" => Some(Rules::standard()),
             "openspiel" => Some(Rules::openspiel()),
+            "twelve" => Some(Rules::twelve()),
             _ => None,
         }
     }
 
-    /// Names accepted by [`Rules::preset`].
-    pub const PRESETS: [&'static str; 2] = ["standard", "openspiel"];
+    /// Names accepted by [`Rules::preset`]: nine men's morris's two, then one per other variant.
+    pub const PRESETS: [&'static str; 3] = ["standard", "openspiel", "twelve"];
 }
 
 impl Default for Rules {

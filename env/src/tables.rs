@@ -98,17 +98,6 @@ pub fn closes_mill(pieces: BitBoard, p: Point) -> bool {
     pieces.contains(m0) || pieces.contains(m1)
 }
 
-/// The 24×24 adjacency matrix, row-major, 1.0 where two points share a line (for graph networks).
-pub fn adjacency_matrix() -> [[f32; NUM_POINTS]; NUM_POINTS] {
-    let mut out = [[0.0; NUM_POINTS]; NUM_POINTS];
-    for (p, row) in out.iter_mut().enumerate() {
-        for q in ADJACENT[p] {
-            row[q.index()] = 1.0;
-        }
-    }
-    out
-}
-
 /// Slide targets of each point of `board`, indexed by `trailing_zeros` (so entries past the
 /// board's points, up to 32, are empty).
 const fn slide_targets(board: &Board) -> [u32; 33] {
@@ -290,11 +279,11 @@ mod tests {
         for p in 0..24 {
             assert_eq!(ADJACENT[p].0, expect[p], "point {p}");
         }
-        let m = adjacency_matrix();
-        for (p, row) in m.iter().enumerate() {
-            for (q, &x) in row.iter().enumerate() {
-                assert_eq!(x, m[q][p]);
-                assert_eq!(x == 1.0, ADJACENT[p].has(Point::ALL[q]));
+        let m = NINE.adjacency_matrix();
+        for p in 0..24 {
+            for q in 0..24 {
+                assert_eq!(m[p * 24 + q], m[q * 24 + p]);
+                assert_eq!(m[p * 24 + q] == 1.0, ADJACENT[p].has(Point::ALL[q]));
             }
         }
     }

@@ -734,8 +734,13 @@ fn presets_have_the_values_of_rules_md() {
     assert_eq!(Rules::default(), Rules::standard());
     assert_eq!(Rules::preset("standard"), Some(Rules::standard()));
     assert_eq!(Rules::preset("openspiel"), Some(Rules::openspiel()));
+    assert_eq!(Rules::preset("twelve"), Some(Rules { variant: Variant::Twelve, ..Rules::standard() }));
     assert_eq!(Rules::preset("tournament"), None);
-    assert_eq!(Rules::PRESETS, ["standard", "openspiel"]);
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve"]);
+    for v in Variant::ALL {
+        assert_eq!(Variant::from_id(v.id()), Some(v), "{v}");
+    }
+    assert_eq!(Variant::from_id(200), None);
 }
 
 #[test]

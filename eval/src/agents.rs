@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
-use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, TablebaseError};
-use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules};
+use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase};
+use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules, Variant};
 use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
@@ -15,6 +15,7 @@ use morris_train::store::load_model;
 use thiserror::Error;
 
 use crate::duration::parse_duration;
+use crate::error::EvalError;
 use crate::uci::UciSpec;
 
 /// The forms an agent spec may take, for error messages and `--help`.
@@ -285,12 +286,28 @@ impl AgentSpec {
         }
     }
 
-    /// Checks that the agent's endgame tables (if any) were built for `rules`.
+    /// The variant of the morris family the agent's network plays, if it has one (the other
+    /// agents play any variant).
+    pub fn variant(&self) -> Option<Variant> {
+        match self {
+            AgentSpec::Az { model, .. } => Some(model.network().config().variant),
+            _ => None,
+        }
+    }
+
+    /// Checks that the agent can play under `rules`: its network (if any) plays their variant
+    /// and its endgame tables (if any) were built for them.
     ///
     /// # Errors
-    /// [`TablebaseError::RulesMismatch`] naming both.
-    pub fn check_rules(&self, rules: &Rules) -> Result<(), TablebaseError> {
-        self.tablebase().map_or(Ok(()), |tb| tb.check_rules(rules))
+    /// [`EvalError::Variant`] naming the spec and both variants; [`EvalError::Usage`] with the
+    /// tables' [`morris_env::tablebase::TablebaseError::RulesMismatch`] (or their refusal of another variant).
+    pub fn check_rules(&self, rules: &Rules) -> Result<(), EvalError> {
+        if let Some(model) = self.variant().filter(|&v| v != rules.variant) {
+            return Err(EvalError::Variant { spec: self.name(), model, rules: rules.variant });
+        }
+        self.tablebase()
+            .map_or(Ok(()), |tb| tb.check_rules(rules))
+            .map_err(|e| EvalError::Usage(e.to_string()))
     }
 
     /// A depth-limited minimax spec with the default table size (as `minimax:depth=D`).
@@ -372,6 +389,32 @@ fn tb_suffix(tb: Option<&SharedTablebase>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A network trained for twelve men's morris plays under twelve's rules and is refused under
+    /// nine's, naming the spec and both variants; the other agents play any variant.
+    #[test]
+    fn an_agent_whose_network_plays_another_variant_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let net = morris_train::model::NetConfig {
+            width: 8,
+            blocks: 1,
+            variant: Variant::Twelve,
+            ..Default::default()
+        };
+        morris_train::store::save_model(&net.init(&Device::flex()), dir.path()).unwrap();
+        let az = AgentSpec::parse(&format!("az:model={},sims=2", dir.path().display())).unwrap();
+        assert_eq!(az.variant(), Some(Variant::Twelve));
+        assert!(az.check_rules(&Rules::twelve()).is_ok());
+        let e = az.check_rules(&Rules::standard()).unwrap_err();
+        assert!(
+            matches!(&e, EvalError::Variant { model: Variant::Twelve, rules: Variant::Nine, spec } if spec == &az.name()),
+            "{e}"
+        );
+        for other in ["random", "minimax:depth=2", "mcts:sims=4"] {
+            let s = AgentSpec::parse(other).unwrap();
+            assert!(s.check_rules(&Rules::twelve()).is_ok() && s.check_rules(&Rules::standard()).is_ok());
+        }
+    }
 
     #[test]
     fn parses_the_documented_forms() {

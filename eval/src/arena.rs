@@ -318,8 +318,10 @@ fn result_and_reason(game: &Game, forfeit: Option<&str>) -> (String, String) {
 /// tick a bar. Returns the games ordered by pair and game.
 ///
 /// # Errors
-/// [`EvalError::Usage`] if the openings cannot be had (see [`match_openings`]); only in
-/// lockstep, [`EvalError::Internal`] if a network search finds no move in a live game.
+/// [`EvalError::Variant`] or [`EvalError::Usage`] if an agent cannot play under the match's
+/// rules ([`AgentSpec::check_rules`]); [`EvalError::Usage`] if the openings cannot be had (see
+/// [`match_openings`]); only in lockstep, [`EvalError::Internal`] if a network search finds no
+/// move in a live game.
 pub fn play_match<F>(
     a: &AgentSpec,
     b: &AgentSpec,
@@ -329,6 +331,8 @@ pub fn play_match<F>(
 where
     F: Fn(&GameRecord) + Sync,
 {
+    a.check_rules(&config.rules)?;
+    b.check_rules(&config.rules)?;
     let openings = match_openings(config)?;
     if config.batch_network {
         return play_lockstep(a, b, config, &openings, on_game);

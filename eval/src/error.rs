@@ -15,6 +15,16 @@ pub enum EvalError {
     /// An agent spec that cannot be read.
     #[error(transparent)]
     Spec(#[from] SpecError),
+    /// An agent whose network plays another variant of the morris family than the game's.
+    #[error("'{spec}' plays the '{model}' variant, but the game is '{rules}'")]
+    Variant {
+        /// The agent's spec.
+        spec: String,
+        /// The variant its network was trained on.
+        model: morris_env::Variant,
+        /// The variant of the game's rules.
+        rules: morris_env::Variant,
+    },
     /// A command-line value out of range or inconsistent with another, e.g. `--pairs 0`.
     #[error("{0}")]
     Usage(String),

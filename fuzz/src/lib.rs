@@ -74,10 +74,11 @@ pub fn shard(data: &[u8]) {
 
 fn shard_round_trip(data: &[u8]) {
     let Ok(shard) = decode_shard(data, source()) else { return };
-    let bytes = encode_shard(&shard.samples, shard.games).expect("a shard that was read is written");
+    let bytes =
+        encode_shard(&shard.samples, shard.games, shard.variant).expect("a shard that was read is written");
     let again = decode_shard(&bytes, source()).expect("a shard written is read");
     // Compared as bytes: a value may be NaN.
-    let bytes_again = encode_shard(&again.samples, again.games).expect("written again");
+    let bytes_again = encode_shard(&again.samples, again.games, again.variant).expect("written again");
     assert_eq!(bytes, bytes_again, "a shard's round trip changed it");
 }
 

@@ -172,7 +172,8 @@ fn made_seeds(name: &str, scratch: &Path) -> Vec<Vec<u8>> {
             vec![
                 std::fs::read(repo().join("tests/fixtures/format-v1/run/games/local-00000000.shard"))
                     .expect("the format-v1 fixture shard"),
-                morris_train::store::encode_shard(&samples, 1).expect("a v4 shard"),
+                morris_train::store::encode_shard(&samples, 1, morris_env::Variant::Nine)
+                    .expect("a v5 shard"),
             ]
         }
         "model_weights" => {

@@ -69,7 +69,7 @@ pub(crate) fn nine_only(rules: &Rules, what: &str) -> PyResult<()> {
 }
 
 /// Rules from a Python value: `None` (the standard rules), a preset name (`"standard"`,
-/// `"openspiel"`) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
+/// `"openspiel"`, `"twelve"`) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
 pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
     let Some(value) = value else { return Ok(Rules::standard()) };
     if value.is_none() {

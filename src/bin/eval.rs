@@ -467,7 +467,7 @@ fn run(command: Command) -> Result<(), EvalError> {
         Command::Match { a, b, args, out } => {
             let (a, b) = (AgentSpec::parse(&a)?, AgentSpec::parse(&b)?);
             for spec in [&a, &b] {
-                spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
+                spec.check_rules(&args.rules.rules())?;
                 if let AgentSpec::Az { model, .. } = spec {
                     note_if_unverified(&model.dir);
                 }
@@ -513,7 +513,7 @@ fn run(command: Command) -> Result<(), EvalError> {
             use morris_eval::accuracy::{self, AccuracyReport, AccuracyRow};
             let spec = AgentSpec::parse(&agent)?;
             let Sampled { table, sources } = sample_positions(&from)?;
-            spec.check_rules(&from.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
+            spec.check_rules(&from.rules.rules())?;
             let pool = thread_pool(from.threads)?;
             let mut rows = Vec::new();
             for (source, positions) in sources {
@@ -602,7 +602,7 @@ fn run(command: Command) -> Result<(), EvalError> {
                 None => None,
             };
             for spec in [&a, &b].into_iter().chain(perfect.as_ref().map(|(p, _)| p)) {
-                spec.check_rules(&args.rules.rules()).map_err(|e| EvalError::Usage(e.to_string()))?;
+                spec.check_rules(&args.rules.rules())?;
                 if let AgentSpec::Az { model, .. } = spec {
                     note_if_unverified(&model.dir);
                 }

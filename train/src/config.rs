@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use morris_env::Rules;
 use morris_env::tablebase::SharedTablebase;
+use morris_env::{Rules, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -71,13 +71,19 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RulesConfig {
-    /// `standard` or `openspiel`.
+    /// A preset of [`Rules::PRESETS`]: `standard`, `openspiel` (nine men's morris) or
+    /// `twelve` (twelve men's morris under the standard draw rules).
     pub preset: String,
+    /// The game of the morris family, when not the preset's: `nine` or `twelve` (the preset's
+    /// draw rules stay). The network follows it (`model.variant`, when `[model]` does not name
+    /// it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<Variant>,
 }
 
 impl Default for RulesConfig {
     fn default() -> RulesConfig {
-        RulesConfig { preset: "standard".into() }
+        RulesConfig { preset: "standard".into(), variant: None }
     }
 }
 
@@ -339,8 +345,12 @@ impl TrainConfig {
         for o in overrides {
             apply_override(&mut table, o)?;
         }
-        let config = TrainConfig::deserialize(toml::Value::Table(table))
+        let names_variant = table.get("model").and_then(|m| m.get("variant")).is_some();
+        let mut config = TrainConfig::deserialize(toml::Value::Table(table))
             .map_err(|e| ConfigError::Parse(e.to_string()))?;
+        if !names_variant && let Ok(rules) = config.game_rules() {
+            config.model.variant = rules.variant;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -362,17 +372,18 @@ impl TrainConfig {
         }
     }
 
-    /// The rules of the configured preset.
+    /// The rules of the configured preset, for the configured variant if one is named.
     ///
     /// # Errors
     /// [`ConfigError::Value`] for `rules.preset` if the preset is unknown.
     pub fn game_rules(&self) -> Result<Rules, ConfigError> {
-        Rules::preset(&self.rules.preset).ok_or_else(|| {
+        let preset = Rules::preset(&self.rules.preset).ok_or_else(|| {
             ConfigError::value(
                 "rules.preset",
                 format!("= '{}' is unknown: use one of {}", self.rules.preset, Rules::PRESETS.join(", ")),
             )
-        })
+        })?;
+        Ok(Rules { variant: self.rules.variant.unwrap_or(preset.variant), ..preset })
     }
 
     /// The endgame tables of `[tablebase]`, loaded (and shared within the process), or `None`
@@ -423,8 +434,17 @@ impl TrainConfig {
     /// # Errors
     /// A [`ConfigError::Value`] naming `section.key` and the allowed range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.game_rules()?;
+        let rules = self.game_rules()?;
         self.model.validate()?;
+        if self.model.variant != rules.variant {
+            return Err(ConfigError::value(
+                "model.variant",
+                format!(
+                    "= '{}' but rules.variant = '{}': a network plays the variant it is trained on (leave model.variant out to follow the rules)",
+                    self.model.variant, rules.variant
+                ),
+            ));
+        }
         self.mcts.validate()?;
         let check = |ok: bool, key: &str, reason: String| {
             if ok { Ok(()) } else { Err(ConfigError::value(key, reason)) }
@@ -589,6 +609,32 @@ mod tests {
             TrainConfig::from_toml(include_str!("../../configs/gpu.toml"), &["selfplay.device=flex".into()]);
         let gpu = gpu.unwrap();
         assert_eq!((gpu.run.device.as_str(), gpu.selfplay_device().1), ("cuda", "flex"));
+    }
+
+    /// The variant comes from the preset or from `rules.variant` (which keeps the preset's draw
+    /// rules); the network follows it unless `[model]` names another, which is refused.
+    #[test]
+    fn the_variant_comes_from_the_rules_and_the_network_follows_it() {
+        let twelve = TrainConfig::from_toml("[rules]\npreset = \"twelve\"\n", &[]).unwrap();
+        assert_eq!(twelve.game_rules().unwrap(), Rules::twelve());
+        assert_eq!(twelve.model.variant, Variant::Twelve);
+        let text = twelve.to_toml();
+        assert_eq!(TrainConfig::from_toml(&text, &[]).unwrap(), twelve, "{text}");
+        let c =
+            TrainConfig::from_toml("[rules]\npreset = \"openspiel\"\nvariant = \"twelve\"\n", &[]).unwrap();
+        assert_eq!(c.game_rules().unwrap(), Rules { variant: Variant::Twelve, ..Rules::openspiel() });
+        assert_eq!(c.model.variant, Variant::Twelve);
+        // Nine men's morris configs are written as before variants existed.
+        assert!(!TrainConfig::default().to_toml().contains("variant"));
+        for (text, key) in [
+            ("[rules]\npreset = \"twelve\"\n[model]\nvariant = \"nine\"\n", "model.variant"),
+            ("[model]\nvariant = \"twelve\"\n", "model.variant"),
+        ] {
+            let e = TrainConfig::from_toml(text, &[]).unwrap_err();
+            assert!(matches!(&e, ConfigError::Value { key: k, .. } if k == key), "{text}: {e}");
+        }
+        let e = TrainConfig::from_toml("[rules]\nvariant = \"six\"\n", &[]).unwrap_err();
+        assert!(matches!(&e, ConfigError::Parse(m) if m.contains("six")), "{e}");
     }
 
     #[test]

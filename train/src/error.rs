@@ -117,6 +117,18 @@ pub enum TrainError {
         /// Why.
         reason: String,
     },
+    /// A model or game shard of one variant of the morris family, where another is played.
+    #[error("{}: {what} of the '{found}' variant, but the game here is '{expected}'", path.display())]
+    Variant {
+        /// What it is: `model`, `game shard`.
+        what: &'static str,
+        /// Its file or directory.
+        path: PathBuf,
+        /// The variant it is of.
+        found: morris_env::Variant,
+        /// The variant played.
+        expected: morris_env::Variant,
+    },
     /// The training loss stopped being finite.
     #[error(
         "step {step}: the loss is not finite ({loss}); lower optimizer.learning_rate or set optimizer.grad_clip_norm"

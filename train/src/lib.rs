@@ -44,4 +44,4 @@ pub use error::{ConfigError, TrainError};
 pub use model::{NetConfig, PolicyValueNet};
 pub use net_evaluator::NetEvaluator;
 pub use run::{Judge, Judgement, OpponentResult, Options, Role, Start, start_run};
-pub use store::{Elo, ModelCard, RunDir, export_checkpoint, load_model};
+pub use store::{Elo, ModelCard, RunDir, export_checkpoint, load_model, load_model_for};

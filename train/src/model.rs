@@ -49,8 +49,8 @@ use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::Transaction;
 use burn::tensor::activation::{log_softmax, relu, softmax};
-use morris_env::features::{NUM_PLANES, adjacency};
-use morris_env::{NUM_ACTIONS, NUM_POINTS};
+use morris_env::features::NUM_PLANES;
+use morris_env::{NUM_ACTIONS, NUM_POINTS, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -134,6 +134,12 @@ pub struct NetConfig {
     /// Input planes `C`; must equal [`NUM_PLANES`] of the observation this build encodes.
     /// Default [`NUM_PLANES`].
     pub input_planes: usize,
+    /// The game of the morris family the network plays: its board sets the graph-conv trunk's
+    /// adjacency, and a model refuses to play another variant (left out of files for nine men's
+    /// morris, so that they read as before variants existed). In a training config it follows
+    /// `rules.variant` when `[model]` does not name it.
+    #[serde(skip_serializing_if = "Variant::is_nine")]
+    pub variant: Variant,
 }
 
 impl Default for NetConfig {
@@ -145,6 +151,7 @@ impl Default for NetConfig {
             policy_dim: 32,
             value_hidden: 64,
             input_planes: NUM_PLANES,
+            variant: Variant::Nine,
         }
     }
 }
@@ -454,11 +461,10 @@ struct GraphNet {
 impl GraphNet {
     fn new(c: &NetConfig, device: &Device) -> GraphNet {
         let w = c.width;
-        let a = adjacency();
-        let mut adj = Vec::with_capacity(NUM_POINTS * NUM_POINTS);
-        for row in a {
+        let mut adj = c.variant.board().adjacency_matrix();
+        for row in adj.chunks_mut(NUM_POINTS) {
             let degree: f32 = row.iter().sum();
-            adj.extend(row.iter().map(|&x| if degree > 0.0 { x / degree } else { 0.0 }));
+            row.iter_mut().for_each(|x| *x = if degree > 0.0 { *x / degree } else { 0.0 });
         }
         let adj = Tensor::<3>::from_data(TensorData::new(adj, [1, NUM_POINTS, NUM_POINTS]), device);
         // Small embedding init, so the planes dominate at the start.

@@ -124,7 +124,7 @@ impl App {
         let model = match &config.model {
             Some(dir) => {
                 let device = Device::flex();
-                let (net, _) = morris_train::load_model(dir, &device)
+                let (net, _) = morris_train::load_model_for(dir, &device, Rules::standard().variant)
                     .map_err(|e| WebError::Model { path: dir.clone(), reason: e.to_string() })?;
                 Some(LoadedModel::from_network(dir.clone(), net, device))
             }

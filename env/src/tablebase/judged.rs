@@ -275,7 +275,7 @@ pub struct JudgedSet {
 }
 
 impl JudgedSet {
-    /// A set under the rules preset `rules` (`standard` or `openspiel`).
+    /// A set under the rules preset `rules` (`standard` or `openspiel`: the tables judge nine men's morris).
     ///
     /// # Errors
     /// A preset name that does not exist.
@@ -336,6 +336,12 @@ impl JudgedSet {
                 Rules::PRESETS.join(", ")
             ))
         })?;
+        if !rules.variant.is_nine() {
+            return Err(header_error(format!(
+                "rules preset '{}' is {} men's morris: positions are judged by nine men's morris's tables only",
+                header.rules, rules.variant
+            )));
+        }
         let mut positions = Vec::new();
         for (i, line) in lines {
             let p: JudgedPosition = serde_json::from_str(line).map_err(|source| JudgedError::Json {

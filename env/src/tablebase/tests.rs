@@ -755,6 +755,7 @@ fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
         header(&|h| h.format = "something-else".into()),
         header(&|h| h.version = 2),
         header(&|h| h.rules = "twelve".into()),
+        header(&|h| h.rules = "tournament".into()),
         String::new(),
         lines[0].to_string(),
     ] {

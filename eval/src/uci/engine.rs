@@ -16,7 +16,7 @@ use morris_env::{Action, Agent, Color, Game, Minimax, MinimaxConfig, Rules};
 use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Limits, MctsConfig};
-use morris_train::store::load_model;
+use morris_train::store::load_model_for;
 
 use super::protocol::{Command, GoLimits, centipawns, parse, wdl_per_mille};
 
@@ -224,7 +224,8 @@ impl Searcher {
             }
             EngineKind::Az => {
                 let device = Device::flex();
-                let (model, _) = load_model(&options.model, &device).map_err(|e| e.to_string())?;
+                let (model, _) = load_model_for(&options.model, &device, options.rules().variant)
+                    .map_err(|e| e.to_string())?;
                 let search =
                     MctsConfig { num_simulations: options.simulations, tablebase, ..MctsConfig::default() };
                 let budget = PlayBudget { time: None, threads: options.threads, batch: options.batch };

@@ -2,7 +2,7 @@
 //! network evaluator, stepped concurrently, their positions written out as game shards.
 
 use burn::prelude::Device;
-use morris_env::{Rng, Rules};
+use morris_env::{Rng, Rules, Variant};
 use rayon::prelude::*;
 
 use crate::config::TrainConfig;
@@ -22,6 +22,8 @@ const GROUP_STREAM: u64 = 1;
 pub(crate) struct SelfPlayer {
     groups: Vec<(SelfPlay, NetEvaluator)>,
     sink: ShardSink,
+    /// The variant its games are of, recorded in every shard.
+    variant: Variant,
     ready: Vec<Sample>,
     games_written: u64,
     shard_positions: usize,
@@ -112,6 +114,7 @@ impl SelfPlayer {
         Ok(SelfPlayer {
             groups: out,
             sink: sink.into(),
+            variant: rules.variant,
             ready: Vec::new(),
             games_written: 0,
             shard_positions: config.selfplay.shard_positions,
@@ -193,6 +196,6 @@ impl SelfPlayer {
         let games = self.games() - self.games_written;
         self.games_written = self.games();
         let samples = std::mem::take(&mut self.ready);
-        self.sink.write(&samples, games as u32)
+        self.sink.write(&samples, games as u32, self.variant)
     }
 }

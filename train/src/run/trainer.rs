@@ -2,7 +2,7 @@
 //! steps, publishing model versions, checkpoints, logging and starting periodic evaluations.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -157,7 +157,8 @@ impl Trainer {
         let mut added = 0;
         for name in self.dir.new_shards(&self.feed.seen) {
             self.feed.seen.insert(name.clone());
-            match read_shard(&self.dir.shard(&name)) {
+            let path = self.dir.shard(&name);
+            match read_shard(&path).and_then(|shard| self.of_this_variant(shard, &path)) {
                 Ok(shard) => added += self.take_shard(name, shard),
                 Err(e) => {
                     self.feed.corrupt_shards += 1;
@@ -171,6 +172,22 @@ impl Trainer {
     /// The names of the shards read so far (restored from the checkpoint on resume).
     pub(crate) fn shards_read(&self) -> &[String] {
         &self.feed.shards
+    }
+
+    /// `shard` if its games are of the run's variant.
+    ///
+    /// # Errors
+    /// [`TrainError::Variant`] naming `source` if they are of another.
+    fn of_this_variant(&self, shard: Shard, source: &Path) -> Result<Shard> {
+        if shard.variant != self.rules.variant {
+            return Err(TrainError::Variant {
+                what: "game shard",
+                path: source.to_path_buf(),
+                found: shard.variant,
+                expected: self.rules.variant,
+            });
+        }
+        Ok(shard)
     }
 
     /// Puts a shard, stored in `games/` as `name`, into the replay window; returns the number of
@@ -196,7 +213,7 @@ impl Trainer {
     pub(crate) fn accept_shard(&mut self, shard: &EncodedShard, writer: &mut ShardWriter) -> Result<u64> {
         let source = PathBuf::from(format!("shard {} from worker '{}'", shard.seq, shard.worker));
         let checked = if sha256_hex(&shard.bytes) == shard.sha256 {
-            decode_shard(&shard.bytes, &source)
+            decode_shard(&shard.bytes, &source).and_then(|decoded| self.of_this_variant(decoded, &source))
         } else {
             Err(TrainError::corrupt(
                 "game shard",
@@ -220,7 +237,8 @@ impl Trainer {
             if have >= self.config.replay.window {
                 break;
             }
-            match read_shard(&self.dir.shard(name)) {
+            let path = self.dir.shard(name);
+            match read_shard(&path).and_then(|shard| self.of_this_variant(shard, &path)) {
                 Ok(shard) => {
                     have += shard.samples.len();
                     tail.push(shard.samples);

@@ -33,7 +33,7 @@ pub use manifest::{
 };
 pub use model_dir::{
     CONFIG_FILE, EloAt, MODEL_CARD_FILE, MODEL_CARD_VERSION, MODEL_FILE, ModelCard, TrainingRecord,
-    load_model, model_from_bytes, model_to_bytes, read_net_config, save_model,
+    load_model, load_model_for, model_from_bytes, model_to_bytes, read_net_config, save_model,
 };
 pub use rating::Elo;
 pub use run_dir::{MODELS_KEPT, RunDir, ShardSink, ShardWriter, sanitize_worker};

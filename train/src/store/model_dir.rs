@@ -6,6 +6,7 @@ use std::path::Path;
 
 use burn::prelude::*;
 use burn::store::{ModuleSnapshot, SafetensorsStore};
+use morris_env::Variant;
 use morris_env::features::OBS_VERSION;
 use serde::{Deserialize, Serialize};
 
@@ -223,6 +224,26 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetCon
     load_model_files(dir, device)
 }
 
+/// [`load_model`] for a game of `variant`: the one way a surface that plays (a UCI engine, the
+/// web board, `eval play`) opens a model.
+///
+/// # Errors
+/// Those of [`load_model`]; [`TrainError::Variant`] naming the directory if the network plays
+/// another variant of the morris family.
+pub fn load_model_for(dir: &Path, device: &Device, variant: Variant) -> Result<(PolicyValueNet, NetConfig)> {
+    verify(dir)?;
+    let config = read_net_config(dir)?;
+    if config.variant != variant {
+        return Err(TrainError::Variant {
+            what: "a model",
+            path: dir.to_path_buf(),
+            found: config.variant,
+            expected: variant,
+        });
+    }
+    load_model_files(dir, device)
+}
+
 /// [`load_model`] without the manifest check, for callers that have just verified the directory.
 pub(crate) fn load_model_files(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
     let config = read_net_config(dir)?;
@@ -274,5 +295,28 @@ mod tests {
             assert!(matches!(&e, TrainError::Corrupt { .. }), "{e}");
             assert!(e.to_string().contains("learner/model-000040"), "{e}");
         }
+    }
+
+    /// A model records its variant and opens only for a game of that variant.
+    #[test]
+    fn a_model_opens_only_for_its_variant() {
+        let device = Device::flex();
+        let dir = tempfile::tempdir().unwrap();
+        let twelve = NetConfig { width: 8, blocks: 1, variant: Variant::Twelve, ..NetConfig::default() };
+        save_model(&twelve.init(&device), dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join(CONFIG_FILE)).unwrap();
+        assert!(text.contains("\"variant\": \"twelve\""), "{text}");
+        let (_, config) = load_model_for(dir.path(), &device, Variant::Twelve).unwrap();
+        assert_eq!(config, twelve);
+        let e = load_model_for(dir.path(), &device, Variant::Nine).err().unwrap();
+        assert!(
+            matches!(&e, TrainError::Variant { found: Variant::Twelve, expected: Variant::Nine, path, .. } if path == dir.path()),
+            "{e}"
+        );
+        // Nine's config says nothing of variants, as before they existed.
+        let nine = NetConfig { width: 8, blocks: 1, ..NetConfig::default() };
+        save_model(&nine.init(&device), dir.path()).unwrap();
+        assert!(!fs::read_to_string(dir.path().join(CONFIG_FILE)).unwrap().contains("variant"));
+        assert!(load_model_for(dir.path(), &device, Variant::Nine).is_ok());
     }
 }

@@ -17,6 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use burn::prelude::Device;
+use morris_env::Variant;
 
 use super::files::{read_text, write_atomic, write_dir_atomic};
 use super::manifest::{sha256_hex, write_manifest};
@@ -272,12 +273,12 @@ impl ShardWriter {
         self.seq
     }
 
-    /// Writes `samples` (from `games` finished games) as the next shard.
+    /// Writes `samples` (from `games` finished games of `variant`) as the next shard.
     ///
     /// # Errors
     /// If the file cannot be written.
-    pub fn write(&mut self, samples: &[Sample], games: u32) -> Result<()> {
-        self.write_bytes(&encode_shard(samples, games)?).map(|_| ())
+    pub fn write(&mut self, samples: &[Sample], games: u32, variant: Variant) -> Result<()> {
+        self.write_bytes(&encode_shard(samples, games, variant)?).map(|_| ())
     }
 
     /// Writes a shard's bytes ([`encode_shard`]) as the next shard, atomically; returns its
@@ -321,15 +322,15 @@ impl ShardSink {
         ShardSink::Memory { worker: worker.to_string(), seq: first_seq, out: Vec::new() }
     }
 
-    /// Stores `samples` (from `games` finished games) as the next shard.
+    /// Stores `samples` (from `games` finished games of `variant`) as the next shard.
     ///
     /// # Errors
     /// If the file cannot be written, or the shard cannot be encoded.
-    pub fn write(&mut self, samples: &[Sample], games: u32) -> Result<()> {
+    pub fn write(&mut self, samples: &[Sample], games: u32, variant: Variant) -> Result<()> {
         match self {
-            ShardSink::Files(writer) => writer.write(samples, games),
+            ShardSink::Files(writer) => writer.write(samples, games, variant),
             ShardSink::Memory { worker, seq, out } => {
-                let bytes = encode_shard(samples, games)?;
+                let bytes = encode_shard(samples, games, variant)?;
                 out.push(EncodedShard {
                     worker: worker.clone(),
                     seq: *seq,
@@ -406,8 +407,8 @@ mod tests {
         let scratch = tempfile::tempdir().unwrap();
         let run = RunDir::new(scratch.path());
         let mut w = ShardWriter::new(&run, "a");
-        w.write(&[], 0).unwrap();
-        w.write(&[], 0).unwrap();
+        w.write(&[], 0, Variant::Nine).unwrap();
+        w.write(&[], 0, Variant::Nine).unwrap();
         assert_eq!(ShardWriter::new(&run, "a").next_seq(), 2);
         assert_eq!(ShardWriter::new(&run, "b").next_seq(), 0);
         let names = run.new_shards(&HashSet::from(["a-00000000.shard".to_string()]));

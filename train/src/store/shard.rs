@@ -2,14 +2,15 @@
 //! the outcome and the search's value (not float observations), in a small versioned binary file
 //! written atomically.
 //!
-//! # Format, version 4 (all integers little-endian)
+//! # Format, version 5 (all integers little-endian)
 //!
 //! Header: the 8 bytes `MORSHARD`, `u32` version, `u32` record count, `u32` number of games the
-//! records come from. Each record:
+//! records come from, `u8` the variant of the morris family the games are of (`Variant::id`:
+//! 0 nine, 1 twelve). Each record:
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 4 + 4 | White's and Black's points (24-bit sets) |
+//! | 4 + 4 | White's and Black's points (sets of the variant's points) |
 //! | 1 + 1 | White's and Black's pieces in hand |
 //! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target), bit 3 search value present |
 //! | 1 | occurrences of the position (repetitions) |
@@ -20,13 +21,14 @@
 //! | 6·k | `k` × (`u16` action, `f32` probability) |
 //!
 //! After the last record, a `u32` CRC-32C (Castagnoli) of every byte before it, checked on read.
-//! Version 3 is the same without the search value (its samples have none); version 2 is version 3
-//! without the checksum (read unverified). Both are still read.
+//! Version 4 is the same without the variant byte (its games are nine men's morris); version 3 is
+//! version 4 without the search value (its samples have none); version 2 is version 3 without
+//! the checksum (read unverified). All three are still read.
 
 use std::fs;
 use std::path::Path;
 
-use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position};
+use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position, Rules, Variant};
 
 use super::files::write_atomic;
 use crate::error::{Result, TrainError};
@@ -37,8 +39,10 @@ const WHAT: &str = "game shard";
 
 const MAGIC: &[u8; 8] = b"MORSHARD";
 /// Version of the shard format.
-pub const SHARD_VERSION: u32 = 4;
-/// The previous version, without the search value, still read.
+pub const SHARD_VERSION: u32 = 5;
+/// The previous version, without the variant byte (nine men's morris), still read.
+const SHARD_VERSION_NO_VARIANT: u32 = 4;
+/// The version before it, without the search value either, still read.
 const SHARD_VERSION_NO_SEARCH_VALUE: u32 = 3;
 /// The version before it, without the checksum either, still read (unverified).
 const SHARD_VERSION_UNCHECKED: u32 = 2;
@@ -73,6 +77,8 @@ pub struct Shard {
     pub samples: Vec<Sample>,
     /// How many complete games they come from.
     pub games: u32,
+    /// The variant of the morris family the games are of.
+    pub variant: Variant,
 }
 
 /// A shard as bytes, named by the worker that played it and its sequence number: what a
@@ -93,30 +99,31 @@ pub struct EncodedShard {
     pub sha256: String,
 }
 
-/// Writes `samples` (from `games` complete games) to `path` through a temporary sibling and a
-/// rename, so a reader (or a crash) never sees half a shard.
+/// Writes `samples` (from `games` complete games of `variant`) to `path` through a temporary
+/// sibling and a rename, so a reader (or a crash) never sees half a shard.
 ///
 /// # Errors
 /// [`TrainError::Io`] if the file cannot be written or renamed; those of [`encode_shard`].
-pub fn write_shard(path: &Path, samples: &[Sample], games: u32) -> Result<()> {
-    write_atomic(path, &encode_shard(samples, games)?)
+pub fn write_shard(path: &Path, samples: &[Sample], games: u32, variant: Variant) -> Result<()> {
+    write_atomic(path, &encode_shard(samples, games, variant)?)
 }
 
-/// The bytes of a shard of `samples` (from `games` complete games), checksum included: what
-/// [`write_shard`] writes, for shards that travel without a file (a worker's games sent to a
-/// learner over the network).
+/// The bytes of a shard of `samples` (from `games` complete games of `variant`), checksum
+/// included: what [`write_shard`] writes, for shards that travel without a file (a worker's
+/// games sent to a learner over the network).
 ///
 /// # Errors
 /// [`TrainError::Internal`] if a sample has more than 600 policy entries or a search value
 /// outside [−1, 1] (what the reader refuses), or there are more than `u32::MAX` samples.
-pub fn encode_shard(samples: &[Sample], games: u32) -> Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(20 + samples.len() * 64);
+pub fn encode_shard(samples: &[Sample], games: u32, variant: Variant) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(21 + samples.len() * 64);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&SHARD_VERSION.to_le_bytes());
     let count = u32::try_from(samples.len())
         .map_err(|_| TrainError::Internal(format!("too many samples for one shard ({})", samples.len())))?;
     bytes.extend_from_slice(&count.to_le_bytes());
     bytes.extend_from_slice(&games.to_le_bytes());
+    bytes.push(variant.id());
     for s in samples {
         if s.policy.len() > NUM_ACTIONS {
             let n = s.policy.len();
@@ -148,7 +155,7 @@ impl Cursor<'_> {
     }
 }
 
-/// Reads a shard written by [`write_shard`] (or an older one: version 3 or 2),
+/// Reads a shard written by [`write_shard`] (or an older one: version 4, 3 or 2),
 /// checking its checksum and validating every record.
 ///
 /// # Errors
@@ -164,8 +171,8 @@ pub fn read_shard(path: &Path) -> Result<Shard> {
 ///
 /// # Errors
 /// [`TrainError::Corrupt`] naming `source` if it is not a shard, its checksum does not match, it
-/// is truncated, or it holds an impossible position or action (the reason names the record);
-/// [`TrainError::Incompatible`] for another format version.
+/// is truncated, or it holds an impossible position or action (the reason names the record) or
+/// an unknown variant; [`TrainError::Incompatible`] for another format version.
 pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     let path = source;
     let mut bytes = bytes;
@@ -204,9 +211,18 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             ),
         ));
     }
-    let has_search_value = version >= SHARD_VERSION;
+    let has_search_value = version >= SHARD_VERSION_NO_VARIANT;
     let count = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
     let games = c.take::<4>().map(u32::from_le_bytes).ok_or_else(truncated)?;
+    let variant = if version >= SHARD_VERSION {
+        let [id] = c.take::<1>().ok_or_else(truncated)?;
+        Variant::from_id(id)
+            .ok_or_else(|| TrainError::corrupt(WHAT, path, format!("unknown variant number {id}")))?
+    } else {
+        Variant::Nine
+    };
+    let rules = Rules { variant, ..Rules::standard() };
+    let board = variant.board();
     // Sized by what the bytes can hold (a record is at least 19 bytes), not by the count they
     // claim: a damaged count in a small shard must not reserve memory it cannot fill (the
     // shard fuzz target found 56 MiB reserved for a 2 KiB input).
@@ -214,7 +230,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     for i in 0..count {
         let bad = |what: &str| TrainError::corrupt(WHAT, path, format!("record {i}: {what}"));
         // The fixed part of a record: 17 bytes, laid out as in the module docs, then the search
-        // value (version 4) and the number of policy entries.
+        // value (versions 4 and 5) and the number of policy entries.
         let head: [u8; 17] = c.take().ok_or_else(|| bad("truncated"))?;
         let u32_at = |k: usize| u32::from_le_bytes([head[k], head[k + 1], head[k + 2], head[k + 3]]);
         let u16_at = |k: usize| u16::from_le_bytes([head[k], head[k + 1]]);
@@ -228,12 +244,19 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
         };
         let k = c.take::<2>().map(u16::from_le_bytes).ok_or_else(|| bad("truncated"))?;
         let side = if flags & 1 != 0 { Color::Black } else { Color::White };
-        if (w | b) >> 24 != 0 {
+        if (w | b) & !board.full.0 != 0 {
             return Err(bad("points outside the board"));
         }
-        let position = Position::from_parts(BitBoard(w), BitBoard(b), [hand_w, hand_b], side, flags & 2 != 0)
-            .map_err(|e| bad(&e.to_string()))?
-            .with_counters(turns, quiet);
+        let position = Position::from_parts_for(
+            &rules,
+            BitBoard(w),
+            BitBoard(b),
+            [hand_w, hand_b],
+            side,
+            flags & 2 != 0,
+        )
+        .map_err(|e| bad(&e.to_string()))?
+        .with_counters(turns, quiet);
         if !(-1..=1).contains(&outcome) {
             return Err(bad("outcome outside -1..=1"));
         }
@@ -274,7 +297,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
         let extra = bytes.len() - c.at;
         return Err(TrainError::corrupt(WHAT, path, format!("{extra} bytes after the last record")));
     }
-    Ok(Shard { samples, games })
+    Ok(Shard { samples, games, variant })
 }
 
 #[cfg(test)]
@@ -315,8 +338,11 @@ pub(crate) mod tests {
         let path = dir.path().join("00000.shard");
         let s = samples();
         assert!(s.len() > 20);
-        write_shard(&path, &s, 1).unwrap();
-        assert_eq!(read_shard(&path).unwrap(), Shard { samples: s.clone(), games: 1 });
+        write_shard(&path, &s, 1, Variant::Nine).unwrap();
+        assert_eq!(
+            read_shard(&path).unwrap(),
+            Shard { samples: s.clone(), games: 1, variant: Variant::Nine }
+        );
         assert!(!path.with_extension("tmp-write").exists());
         // Far smaller than float observations (15 × 24 × 4 bytes per position).
         let size = fs::metadata(&path).unwrap().len() as usize;
@@ -330,11 +356,14 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.shard");
         let s = samples();
-        write_shard(&path, &s, 2).unwrap();
-        let bytes = encode_shard(&s, 2).unwrap();
+        write_shard(&path, &s, 2, Variant::Nine).unwrap();
+        let bytes = encode_shard(&s, 2, Variant::Nine).unwrap();
         assert_eq!(fs::read(&path).unwrap(), bytes);
         let source = Path::new("worker-3/00000007");
-        assert_eq!(decode_shard(&bytes, source).unwrap(), Shard { samples: s, games: 2 });
+        assert_eq!(
+            decode_shard(&bytes, source).unwrap(),
+            Shard { samples: s, games: 2, variant: Variant::Nine }
+        );
         let mut bad = bytes.clone();
         bad[30] ^= 4;
         let e = decode_shard(&bad, source).unwrap_err();
@@ -353,10 +382,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn every_flipped_bit_is_caught_and_versions_3_and_2_still_read() {
+    fn every_flipped_bit_is_caught_and_versions_4_3_and_2_still_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("z.shard");
-        write_shard(&path, &samples(), 1).unwrap();
+        write_shard(&path, &samples(), 1, Variant::Nine).unwrap();
         let good = fs::read(&path).unwrap();
         let mut rng = Rng::seed_from_u64(3);
         for _ in 0..300 {
@@ -371,6 +400,14 @@ pub(crate) mod tests {
             );
             assert!(e.to_string().contains("z.shard"), "{e}");
         }
+        // Version 4 (no variant byte) still reads, as nine men's morris.
+        let s = samples();
+        let v5 = encode_shard(&s, 1, Variant::Nine).unwrap();
+        let mut v4 = v5[..20].to_vec();
+        v4[8..12].copy_from_slice(&4u32.to_le_bytes());
+        v4.extend_from_slice(&v5[21..v5.len() - 4]);
+        fs::write(&path, reseal(&v4)).unwrap();
+        assert_eq!(read_shard(&path).unwrap(), Shard { samples: s, games: 1, variant: Variant::Nine });
         // Versions 3 and 2 still read, their samples without a search value.
         let old: Vec<Sample> = samples().into_iter().map(|s| Sample { search_value: None, ..s }).collect();
         let v3 = version_3(&old, 1);
@@ -405,13 +442,53 @@ pub(crate) mod tests {
         reseal(&body)
     }
 
+    /// A shard records its games' variant: twelve men's morris positions (more than nine pieces
+    /// a side in play) round-trip under it, and read as nine men's morris they are refused; an
+    /// unknown variant number is a corrupt shard.
+    #[test]
+    fn shards_record_their_variant() {
+        let rules = Rules::twelve();
+        let mut rng = Rng::seed_from_u64(12);
+        let mut game = Game::new(rules);
+        let mut s = Vec::new();
+        while !game.outcome().is_terminal() && s.len() < 40 {
+            s.push(Sample {
+                position: *game.position(),
+                repetitions: 1,
+                policy: vec![],
+                outcome: 0,
+                full_search: false,
+                search_value: None,
+            });
+            let a = game.legal_actions().sample(&mut rng).unwrap();
+            game.apply(a).unwrap();
+        }
+        assert!(s.iter().any(|x| x.position.in_hand(Color::White) > 9), "twelve's hands");
+        let bytes = encode_shard(&s, 1, Variant::Twelve).unwrap();
+        let path = Path::new("t.shard");
+        assert_eq!(
+            decode_shard(&bytes, path).unwrap(),
+            Shard { samples: s.clone(), games: 1, variant: Variant::Twelve }
+        );
+        let mut as_nine = bytes[..bytes.len() - 4].to_vec();
+        as_nine[20] = Variant::Nine.id();
+        let e = decode_shard(&reseal(&as_nine), path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.starts_with("record 0")), "{e}");
+        as_nine[20] = 200;
+        let e = decode_shard(&reseal(&as_nine), path).unwrap_err();
+        assert!(
+            matches!(&e, TrainError::Corrupt { reason, .. } if reason.contains("unknown variant number 200")),
+            "{e}"
+        );
+    }
+
     #[test]
     fn search_values_are_checked() {
         let path = Path::new("v.shard");
         let s = samples();
-        let good = encode_shard(&s[..1], 1).unwrap();
+        let good = encode_shard(&s[..1], 1, Variant::Nine).unwrap();
         let body = &good[..good.len() - 4];
-        let value_at = 20 + 17;
+        let value_at = 21 + 17;
         for (value, flag, reason) in [
             (1.5f32, true, "outside -1 to 1"),
             (f32::NAN, true, "outside -1 to 1"),
@@ -420,9 +497,9 @@ pub(crate) mod tests {
             let mut bad = body.to_vec();
             bad[value_at..value_at + 4].copy_from_slice(&value.to_le_bytes());
             if flag {
-                bad[20 + 10] |= 8
+                bad[21 + 10] |= 8
             } else {
-                bad[20 + 10] &= !8
+                bad[21 + 10] &= !8
             }
             let e = decode_shard(&reseal(&bad), path).unwrap_err();
             assert!(
@@ -433,9 +510,9 @@ pub(crate) mod tests {
         // The writer refuses what the reader would.
         let mut out_of_range = s[..1].to_vec();
         out_of_range[0].search_value = Some(-1.5);
-        assert!(matches!(encode_shard(&out_of_range, 1), Err(TrainError::Internal(_))));
+        assert!(matches!(encode_shard(&out_of_range, 1, Variant::Nine), Err(TrainError::Internal(_))));
         let mut unknown = body.to_vec();
-        unknown[20 + 10] |= 16;
+        unknown[21 + 10] |= 16;
         let e = decode_shard(&reseal(&unknown), path).unwrap_err();
         assert!(e.to_string().contains("unknown flag bits"), "{e}");
     }
@@ -444,7 +521,7 @@ pub(crate) mod tests {
     fn bad_shards_are_rejected_with_the_file_and_record() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.shard");
-        write_shard(&path, &samples(), 1).unwrap();
+        write_shard(&path, &samples(), 1, Variant::Nine).unwrap();
         let good = fs::read(&path).unwrap();
 
         fs::write(&path, b"NOTSHARD").unwrap();
@@ -463,8 +540,8 @@ pub(crate) mod tests {
 
         // Both players on point 0 in the first record.
         let mut overlap = body.to_vec();
-        overlap[20] |= 1;
-        overlap[24] |= 1;
+        overlap[21] |= 1;
+        overlap[25] |= 1;
         let overlap = reseal(&overlap);
         let e = read_shard(&path.with_file_name("y.shard")).unwrap_err();
         assert!(matches!(&e, TrainError::Io { path: p, .. } if p.ends_with("y.shard")), "{e}");
