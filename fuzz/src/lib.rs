@@ -212,7 +212,9 @@ pub fn tablebase_sector(data: &[u8]) {
 /// written and read back the same.
 pub fn web_opponent(data: &[u8]) {
     let Ok(opponent) = serde_json::from_slice::<Opponent>(data) else { return };
-    let _ = opponent.validate(true, None);
+    for rules in [morris_env::Rules::standard(), morris_env::Rules::twelve()] {
+        let _ = opponent.validate(Some(morris_env::Variant::Nine), None, &rules);
+    }
     let json = serde_json::to_string(&opponent).expect("an opponent is written");
     let again: Opponent = serde_json::from_str(&json).expect("a written opponent is read");
     assert_eq!(again, opponent, "an opponent's round trip changed it");

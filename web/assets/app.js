@@ -20,10 +20,12 @@ function el(tag, attrs, parent) {
   return e;
 }
 
-// Draws the empty board into `svg`; `onClick(point)` for clicks on points.
-function drawBoard(svg, onClick) {
+// Draws the empty board into `svg`: nine men's morris's, or the `points` and `lines` (pairs of
+// adjacent points) a game's view gives; `onClick(point)` for clicks on points.
+function drawBoard(svg, onClick, points = POINTS, lines = LINES) {
   svg.innerHTML = "";
-  for (const [a, b] of LINES) {
+  svg.dataset.points = points.join(" ");
+  for (const [a, b] of lines) {
     const [x1, y1] = xy(a), [x2, y2] = xy(b);
     el("line", { x1, y1, x2, y2, class: "line" }, svg);
   }
@@ -31,7 +33,7 @@ function drawBoard(svg, onClick) {
     el("text", { x: 50 + 100 * i - 6, y: 695, class: "coord" }, svg).textContent = "abcdefg"[i];
     el("text", { x: 4, y: 50 + 100 * i + 7, class: "coord" }, svg).textContent = String(7 - i);
   }
-  for (const p of POINTS) {
+  for (const p of points) {
     const [cx, cy] = xy(p);
     const c = el("circle", { cx, cy, r: 12, class: "point", id: `${svg.id}-pt-${p}`, "data-point": p }, svg);
     if (onClick) c.addEventListener("click", () => onClick(p));
@@ -94,9 +96,14 @@ function targets() {
 
 function render() {
   if (!game) return;
+  // A new game of another variant: its own board.
+  if (board.dataset.variant !== game.variant) {
+    drawBoard(board, click, game.points, game.lines);
+    board.dataset.variant = game.variant;
+  }
   drawPieces(board, game.white, game.black, { selected, last: lastTarget(game.moves[game.moves.length - 1]) });
   const t = new Set(targets());
-  for (const p of POINTS) $(`board-pt-${p}`).classList.toggle("target", t.has(p));
+  for (const p of game.points) $(`board-pt-${p}`).classList.toggle("target", t.has(p));
   const side = game.to_move === "white" ? "White" : "Black";
   const you = game.to_move === game.human ? " (you)" : "";
   $("status").textContent = game.over ? "" :
@@ -158,10 +165,18 @@ async function newGame(ev) {
   if (kind === "perfect") {}
   else if ($("strength-kind").value === "time_ms") opponent.time_ms = value;
   else opponent[kind === "model" ? "simulations" : "depth"] = value;
-  await update("starting…", () => api("POST", "/sessions", { human: $("human").value, opponent }));
+  await update("starting…", () => api("POST", "/sessions", { human: $("human").value, variant: $("variant").value, opponent }));
 }
 
 $("new-game").addEventListener("submit", newGame);
+let modelVariant = null;  // the variant the server's model plays, if it has one
+$("variant").addEventListener("change", () => {
+  // The model plays only its own variant: minimax plays every one.
+  if ($("opponent").value === "model" && $("variant").value !== modelVariant) {
+    $("opponent").value = "minimax";
+    if ($("strength-kind").value !== "time_ms") $("strength").value = 4;
+  }
+});
 $("opponent").addEventListener("change", () => {
   if ($("strength-kind").value !== "time_ms") $("strength").value = $("opponent").value === "model" ? 200 : 4;
 });
@@ -243,6 +258,8 @@ drawBoard(board, click);
 drawBoard(replayBoard, null);
 api("GET", "/info").then(info => {
   if (!info.model) { $("opponent").value = "minimax"; $("strength").value = 4; }
+  modelVariant = info.model_variant;
+  if (info.model_variant) $("variant").value = info.model_variant;
   // A server with complete tables (eval serve --tb DIR) offers perfect play.
   if (info.perfect) $("opponent").add(new Option("perfect play", "perfect"));
   newGame();

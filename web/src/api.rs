@@ -10,7 +10,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use morris_env::{Color, Game, NotationError};
+use morris_env::{Color, Game, NotationError, Rules, Variant};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -96,6 +96,8 @@ pub async fn info(State(app): State<Arc<App>>) -> Json<serde_json::Value> {
         "model": app.model.as_ref().map(|m| m.dir.display().to_string()),
         "tablebase": app.tablebase.as_ref().map(|t| t.dir().display().to_string()),
         "perfect": app.tablebase.as_ref().is_some_and(|t| t.covers_placement()),
+        "model_variant": app.model.as_ref().map(|m| m.network().config().variant.name()),
+        "variants": Variant::NAMES,
         "games": app.records.len(),
         "sessions": app.store.len(),
         "limits": {
@@ -115,12 +117,16 @@ struct NewGame {
     #[serde(default)]
     human: Option<String>,
     #[serde(default)]
+    variant: Option<String>,
+    #[serde(default)]
     opponent: Option<Opponent>,
 }
 
-/// `POST /api/sessions`: `{"human": "white"|"black", "opponent": {"kind": "model",
-/// "simulations": 200} | {"kind": "minimax", "depth": 4} | {"kind": "perfect"}}`; the engine
-/// moves first when the human plays Black.
+/// `POST /api/sessions`: `{"human": "white"|"black", "variant": "nine"|"twelve", "opponent":
+/// {"kind": "model", "simulations": 200} | {"kind": "minimax", "depth": 4} | {"kind":
+/// "perfect"}}`; the engine moves first when the human plays Black. The game is of `variant`
+/// (nine men's morris when left out) under the server's draw rules; a model or tables of
+/// another variant are refused, naming both.
 pub async fn create(
     State(app): State<Arc<App>>,
     body: Result<Bytes, BytesRejection>,
@@ -133,17 +139,23 @@ pub async fn create(
             return Err(ApiError::bad_request(format!("human must be 'white' or 'black', got '{other}'")));
         }
     };
-    let opponent = request.opponent.unwrap_or(if app.model.is_some() {
+    let variant = match request.variant.as_deref() {
+        None => app.rules.variant,
+        Some(name) => name.parse::<Variant>().map_err(|e| ApiError::bad_request(e.to_string()))?,
+    };
+    let rules = Rules { variant, ..app.rules };
+    let model_variant = app.model.as_ref().map(|m| m.network().config().variant);
+    let opponent = request.opponent.unwrap_or(if model_variant == Some(variant) {
         Opponent::Model { simulations: None, time_ms: None }
     } else {
         Opponent::Minimax { depth: None, time_ms: None }
     });
-    opponent.validate(app.model.is_some(), app.tablebase.as_ref()).map_err(ApiError::bad_request)?;
+    opponent.validate(model_variant, app.tablebase.as_ref(), &rules).map_err(ApiError::bad_request)?;
     let seed = app.next_seed();
     let engine = Engine::build(&opponent, app.model.as_ref(), app.tablebase.as_ref(), seed)
         .map_err(ApiError::bad_request)?;
     let session = Session {
-        game: Game::new(app.rules),
+        game: Game::new(rules),
         human,
         opponent,
         engine,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use burn::prelude::Device;
 use morris_env::minimax::forced_result_plies;
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
-use morris_env::{Action, Agent, Game, Minimax, MinimaxConfig};
+use morris_env::{Action, Agent, Game, Minimax, MinimaxConfig, Rules, Variant};
 use morris_eval::agents::LoadedModel;
 use morris_eval::uci::{notation_line, root_draw, wdl_per_mille};
 use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
@@ -48,13 +48,21 @@ pub enum Opponent {
 }
 
 impl Opponent {
-    /// Checks the bounds and that the server has what the opponent needs (the model; complete
-    /// tables for perfect play, `tables` being the server's); the message names the field.
-    pub fn validate(&self, has_model: bool, tables: Option<&SharedTablebase>) -> Result<(), String> {
+    /// Checks the bounds and that the server has what the opponent needs to play under `rules`
+    /// (a model, `model` being the variant the server's network plays, if it has one; complete
+    /// tables for those rules for perfect play, `tables` being the server's); the message names
+    /// the field.
+    pub fn validate(
+        &self,
+        model: Option<Variant>,
+        tables: Option<&SharedTablebase>,
+        rules: &Rules,
+    ) -> Result<(), String> {
         let time = match self {
             Opponent::Perfect {} => {
                 let tb =
                     tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
+                tb.check_rules(rules).map_err(|e| e.to_string())?;
                 if !tb.covers_placement() {
                     return Err(format!(
                         "perfect play from the start needs every sector up to 9v9; {} holds {}: build them with `morris tablebase build --max-pieces 9 --out {}`",
@@ -66,8 +74,12 @@ impl Opponent {
                 &None
             }
             Opponent::Model { simulations, time_ms } => {
-                if !has_model {
-                    return Err("this server has no model: choose the minimax opponent".into());
+                let model = model.ok_or("this server has no model: choose the minimax opponent")?;
+                if model != rules.variant {
+                    return Err(format!(
+                        "the model plays the '{model}' variant, not '{}': choose the minimax opponent",
+                        rules.variant
+                    ));
                 }
                 if let Some(s) = simulations
                     && !(1..=MAX_SIMULATIONS).contains(s)

@@ -124,7 +124,8 @@ impl App {
         let model = match &config.model {
             Some(dir) => {
                 let device = Device::flex();
-                let (net, _) = morris_train::load_model_for(dir, &device, Rules::standard().variant)
+                // Any variant's model: each game checks that it plays the game's variant.
+                let (net, _) = morris_train::load_model(dir, &device)
                     .map_err(|e| WebError::Model { path: dir.clone(), reason: e.to_string() })?;
                 Some(LoadedModel::from_network(dir.clone(), net, device))
             }

@@ -31,6 +31,12 @@ pub struct Session {
 pub struct View {
     /// Session id.
     pub id: String,
+    /// The game of the morris family: `nine` or `twelve`.
+    pub variant: &'static str,
+    /// The board's points, by name.
+    pub points: Vec<&'static str>,
+    /// The board's drawn lines, each a pair of adjacent points (twelve's diagonals included).
+    pub lines: Vec<[&'static str; 2]>,
     /// The moves so far, in notation.
     pub moves: Vec<String>,
     /// `"white"` or `"black"`.
@@ -97,8 +103,13 @@ impl Session {
             .filter_map(|a| Move::from_action(a, pos.is_removal_pending()).map(|m| m.to_string()))
             .collect();
         let points = |c| pos.pieces(c).iter().map(Point::name).collect();
+        let board = game.rules().variant.board();
+        let name = |p: u8| board.names[p as usize];
         View {
             id: format!("{id:x}"),
+            variant: game.rules().variant.name(),
+            points: board.names[..board.num_points].to_vec(),
+            lines: board.edges().into_iter().map(|(a, b)| [name(a), name(b)]).collect(),
             moves,
             human: color_name(self.human),
             to_move: color_name(pos.current_player()),

@@ -109,6 +109,62 @@ async fn a_whole_game_against_minimax_ends_with_a_result_and_a_reason() {
     assert!(err["error"].as_str().unwrap().contains("over"));
 }
 
+/// A game of twelve men's morris: the view gives its board (the diagonals among its 40 lines),
+/// its moves include the diagonal mill, and minimax plays it to the end; the nine men's morris
+/// model and an unknown variant are refused, naming them.
+#[tokio::test]
+async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model() {
+    let app = app(&config(true));
+    let (_, info) = call(&app, "GET", "/api/info", None).await;
+    assert_eq!(
+        (info["model_variant"].as_str(), info["variants"].as_array().map(Vec::len)),
+        (Some("nine"), Some(2))
+    );
+    let body = json!({"human": "white", "variant": "twelve", "opponent": {"kind": "minimax", "depth": 1}});
+    let mut view = new_game(&app, body).await;
+    assert_eq!(view["variant"], "twelve");
+    assert_eq!((view["points"].as_array().unwrap().len(), view["lines"].as_array().unwrap().len()), (24, 40));
+    assert!(view["lines"].as_array().unwrap().contains(&json!(["a7", "b6"])), "a diagonal");
+    let id = view["id"].as_str().unwrap().to_string();
+    let mut k = 0usize;
+    while !view["over"].as_bool().unwrap() {
+        let moves = legal(&view);
+        let mv = &moves[k * 5 % moves.len()];
+        k += 1;
+        let (status, next) =
+            call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": mv}).to_string()))
+                .await;
+        assert_eq!(status, StatusCode::OK, "{next}");
+        view = next;
+        assert!(k < 500, "the game ends");
+    }
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&view["result"].as_str().unwrap()), "{view}");
+    // Twelve pieces a side: more placements than nine's 18 turns before anyone slides.
+    let placements = view["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(24)
+        .filter(|m| !m.as_str().unwrap().contains('-'))
+        .count();
+    assert!(placements > 18, "{view}");
+
+    for (body, needle) in [
+        (
+            json!({"variant": "twelve", "opponent": {"kind": "model"}}),
+            "the model plays the 'nine' variant, not 'twelve'",
+        ),
+        (json!({"variant": "six"}), "unknown variant 'six'"),
+    ] {
+        let (status, err) = call(&app, "POST", "/api/sessions", Some(&body.to_string())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+        assert!(err["error"].as_str().unwrap().contains(needle), "{err}");
+    }
+    // Left out, the variant is nine men's morris, and the model plays it.
+    let view = new_game(&app, json!({"opponent": {"kind": "model", "simulations": 2}})).await;
+    assert_eq!((view["variant"].as_str(), view["lines"].as_array().unwrap().len()), (Some("nine"), 32));
+}
+
 #[tokio::test]
 async fn bad_input_gets_json_errors_with_the_right_status() {
     let app = app(&config(false));

@@ -154,6 +154,24 @@ async fn play_undo_and_view_games_in_headless_chromium() {
     }
     std::fs::write(shots.join("play.png"), c.screenshot().await.expect("screenshot")).expect("save play.png");
 
+    // Twelve men's morris: choosing it switches the opponent to minimax (the model plays nine),
+    // the new game's board has the diagonals (40 lines), and a placement gets minimax's answer.
+    assert_eq!(count(&c, "#board line").await, 32);
+    click(&c, "#variant option[value=twelve]").await;
+    let opponent = c.find(Locator::Css("#opponent")).await.unwrap().prop("value").await.unwrap();
+    assert_eq!(opponent.as_deref(), Some("minimax"));
+    click(&c, "#new").await;
+    until("a game of twelve men's morris", 20, || async {
+        count(&c, "#board line").await == 40 && count(&c, "#moves li").await == 0
+    })
+    .await;
+    click(&c, "#board-pt-a7").await;
+    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
+    let status = text(&c, "#status").await;
+    assert!(status.contains("to place") && status.contains("in hand 11 / 11"), "{status}");
+    std::fs::write(shots.join("twelve.png"), c.screenshot().await.expect("screenshot"))
+        .expect("save twelve.png");
+
     // The viewer: the checked-in games, stepped through with the evaluation curve.
     click(&c, "#tab-games").await;
     until("the games list", 10, || async { count(&c, "#game-list tr.row").await == 4 }).await;
