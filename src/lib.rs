@@ -32,7 +32,7 @@ pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
-/// Rules presets as a command-line value (`--rules standard|openspiel|twelve`), shared by the
+/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba`), shared by the
 /// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
@@ -43,6 +43,9 @@ pub enum Preset {
     /// Twelve men's morris (diagonal lines, 12 pieces, a full board draws) under the standard
     /// draw rules.
     Twelve,
+    /// Morabaraba (twelve's board and pieces, two removals for a double mill) under the
+    /// standard draw rules.
+    Morabaraba,
 }
 
 impl Preset {
@@ -52,6 +55,7 @@ impl Preset {
             Preset::Standard => Rules::standard(),
             Preset::Openspiel => Rules::openspiel(),
             Preset::Twelve => Rules::twelve(),
+            Preset::Morabaraba => Rules::morabaraba(),
         }
     }
 
@@ -61,6 +65,7 @@ impl Preset {
             Preset::Standard => "standard",
             Preset::Openspiel => "openspiel",
             Preset::Twelve => "twelve",
+            Preset::Morabaraba => "morabaraba",
         }
     }
 }

@@ -52,9 +52,12 @@ fn playout_game(rng: &mut Rng, game: &mut Game) {
 fn bench_playouts(c: &mut Criterion) {
     let mut g = c.benchmark_group("playout");
     g.throughput(Throughput::Elements(STEPS));
-    for (name, rules) in
-        [("openspiel", Rules::openspiel()), ("standard", Rules::standard()), ("twelve", Rules::twelve())]
-    {
+    for (name, rules) in [
+        ("openspiel", Rules::openspiel()),
+        ("standard", Rules::standard()),
+        ("twelve", Rules::twelve()),
+        ("morabaraba", Rules::morabaraba()),
+    ] {
         g.bench_function(format!("position_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);
             let mut pos = Position::start_for(&rules);

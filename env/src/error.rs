@@ -86,24 +86,32 @@ impl std::error::Error for ActionError {}
 pub enum PositionError {
     /// A point holds pieces of both players.
     Overlap(Point),
-    /// A player has more than 9 pieces on board and in hand.
+    /// A player has more pieces on board and in hand than the variant gives.
     TooManyPieces(crate::Color),
     /// A removal is flagged pending but the opponent has no piece on the board.
     NothingToRemove,
     /// Pieces in hand while the other player has none would break the alternation of placements.
     InconsistentHands,
+    /// More removals pending than one move earns in the variant (two in morabaraba, one
+    /// elsewhere).
+    TooManyRemovals(u8),
 }
 
 impl fmt::Display for PositionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PositionError::Overlap(p) => write!(f, "point {p} holds pieces of both players"),
-            PositionError::TooManyPieces(c) => write!(f, "{c} has more than 9 pieces on board and in hand"),
+            PositionError::TooManyPieces(c) => {
+                write!(f, "{c} has more pieces on board and in hand than the variant gives")
+            }
             PositionError::NothingToRemove => {
                 write!(f, "a removal is pending but the opponent has no piece on the board")
             }
             PositionError::InconsistentHands => {
                 write!(f, "pieces in hand differ by more than one, or the wrong player has the extra piece")
+            }
+            PositionError::TooManyRemovals(n) => {
+                write!(f, "{n} removals pending, more than one move earns in this variant")
             }
         }
     }

@@ -13,7 +13,7 @@
 //! | 2 | empty points | 0/1 per point |
 //! | 3 | own pieces in hand / the variant's pieces (9) | constant |
 //! | 4 | opponent pieces in hand / the variant's pieces (9) | constant |
-//! | 5 | a removal is pending (the player to move must remove) | constant 0/1 |
+//! | 5 | removals pending / the most one move earns (1; 2 in morabaraba): 1 when the player to move must remove | constant in \[0, 1\] |
 //! | 6 | own phase is placing | constant 0/1 |
 //! | 7 | own phase is moving (sliding) | constant 0/1 |
 //! | 8 | own phase is flying | constant 0/1 |
@@ -96,7 +96,7 @@ pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32;
     [
         pos.in_hand(me) as f32 / pieces,
         pos.in_hand(opp) as f32 / pieces,
-        pos.is_removal_pending() as u8 as f32,
+        pos.removals_pending() as f32 * if rules.variant.max_removals() == 2 { 0.5 } else { 1.0 },
         op,
         om,
         of,

@@ -35,6 +35,8 @@ struct Zobrist {
     in_hand: [[u64; MAX_PIECES + 1]; 2],
     black_to_move: u64,
     removal_pending: u64,
+    /// With `removal_pending`, a second removal to follow (morabaraba's double mill).
+    second_removal: u64,
 }
 
 const ZOBRIST: Zobrist = {
@@ -68,7 +70,8 @@ const ZOBRIST: Zobrist = {
         }
         c += 1;
     }
-    Zobrist { piece, in_hand, black_to_move, removal_pending }
+    let second_removal = splitmix64(&mut state);
+    Zobrist { piece, in_hand, black_to_move, removal_pending, second_removal }
 };
 
 /// How a player moves at the moment.
@@ -103,7 +106,9 @@ pub struct Position {
     hash: u64,
     in_hand: [u8; 2],
     side: Color,
-    removal_pending: bool,
+    /// Removals the player to move still has to make: 0, 1, or 2 after morabaraba's double
+    /// mill.
+    removals: u8,
     /// Plies of sliding or flying since the last removal (the N-move counter).
     quiet_plies: u16,
     /// Turns played: incremented each time play passes to the other player.
@@ -134,7 +139,7 @@ impl Position {
             hash: ZOBRIST.in_hand[0][n as usize] ^ ZOBRIST.in_hand[1][n as usize],
             in_hand: [n; 2],
             side: Color::White,
-            removal_pending: false,
+            removals: 0,
             quiet_plies: 0,
             turns: 0,
         }
@@ -152,7 +157,7 @@ impl Position {
         side: Color,
         removal_pending: bool,
     ) -> Result<Position, PositionError> {
-        Position::from_parts_for(&Rules::standard(), white, black, in_hand, side, removal_pending)
+        Position::from_parts_for(&Rules::standard(), white, black, in_hand, side, removal_pending as u8)
     }
 
     /// Builds a position of `rules`' variant from its parts, with the turn count set to the
@@ -162,17 +167,22 @@ impl Position {
     ///
     /// # Errors
     /// If the parts cannot arise in a game: overlapping pieces, more pieces for a player than
-    /// the variant has, hands that break the alternation of placements (White places first), or
-    /// a pending removal with nothing to remove.
+    /// the variant has, hands that break the alternation of placements (White places first), a
+    /// pending removal with nothing to remove, or more `removals` pending than one move earns
+    /// in the variant.
     pub fn from_parts_for(
         rules: &Rules,
         white: BitBoard,
         black: BitBoard,
         in_hand: [u8; 2],
         side: Color,
-        removal_pending: bool,
+        removals: u8,
     ) -> Result<Position, PositionError> {
         let pieces = rules.variant.pieces();
+        if removals > rules.variant.max_removals() {
+            return Err(PositionError::TooManyRemovals(removals));
+        }
+        let removal_pending = removals > 0;
         let white = white & BitBoard::FULL;
         let black = black & BitBoard::FULL;
         if let Some(p) = (white & black).first() {
@@ -207,7 +217,7 @@ impl Position {
             hash: 0,
             in_hand,
             side,
-            removal_pending,
+            removals,
             quiet_plies: 0,
             // Play passes after each placement, except one that closed a mill still to be
             // completed by its removal.
@@ -245,8 +255,11 @@ impl Position {
         if self.side == Color::Black {
             h ^= ZOBRIST.black_to_move;
         }
-        if self.removal_pending {
+        if self.removals > 0 {
             h ^= ZOBRIST.removal_pending;
+        }
+        if self.removals > 1 {
+            h ^= ZOBRIST.second_removal;
         }
         h
     }
@@ -293,7 +306,15 @@ impl Position {
     /// Whether the player to move must now remove an opposing piece.
     #[inline]
     pub const fn is_removal_pending(&self) -> bool {
-        self.removal_pending
+        self.removals > 0
+    }
+
+    /// Removals the player to move still has to make: 0, 1, or 2 after morabaraba's double
+    /// mill (each its own action; the second is skipped when the first leaves no piece on the
+    /// board).
+    #[inline]
+    pub const fn removals_pending(&self) -> u8 {
+        self.removals
     }
 
     /// The Zobrist hash of board, hands, side to move and pending removal (not the counters).
@@ -348,7 +369,7 @@ impl Position {
     #[inline]
     pub fn has_legal_action(&self, rules: &Rules) -> bool {
         let me = self.side.index();
-        if self.removal_pending || self.in_hand[me] > 0 {
+        if self.removals > 0 || self.in_hand[me] > 0 {
             // A pending removal always has a target, and a hand always has an empty point.
             return true;
         }
@@ -384,7 +405,7 @@ impl Position {
     fn is_board_full(&self) -> bool {
         self.in_hand[0] == 0
             && self.in_hand[1] == 0
-            && !self.removal_pending
+            && self.removals == 0
             && self.occupied().0 == BitBoard::FULL.0
     }
 
@@ -393,7 +414,7 @@ impl Position {
     pub(crate) fn draw_outcome(&self, rules: &Rules) -> Outcome {
         // A pending removal is checked after it is made: the removal resets the N-move counter.
         if let Some(n) = rules.n_move_rule
-            && !self.removal_pending
+            && self.removals == 0
             && self.quiet_plies as u32 >= n
         {
             return Outcome::Draw(DrawReason::NMoveRule);
@@ -428,7 +449,7 @@ impl Position {
     pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
         let mut mask = ActionMask::EMPTY;
         let me = self.side.index();
-        if self.removal_pending {
+        if self.removals > 0 {
             mask.0[0] = self.removable(rules).0 as u64;
         } else if self.in_hand[me] > 0 {
             mask.0[0] = self.empty().0 as u64;
@@ -479,7 +500,7 @@ impl Position {
             return Err(ActionError::GameOver);
         }
         let me = self.side;
-        if self.removal_pending {
+        if self.removals > 0 {
             let Some(p) = action.as_point() else {
                 return Err(ActionError::RemovalPending(action));
             };
@@ -538,12 +559,21 @@ impl Position {
         let me = self.side.index();
         let opp = 1 - me;
         let i = action.0 as usize;
-        if self.removal_pending {
+        if self.removals > 0 {
             let p = Point::from_index_unchecked(i);
             self.pieces[opp] ^= p.bit();
-            self.hash ^= ZOBRIST.piece[opp][i] ^ ZOBRIST.removal_pending;
-            self.removal_pending = false;
+            self.hash ^= ZOBRIST.piece[opp][i];
             self.quiet_plies = 0;
+            if self.removals > 1 {
+                // Morabaraba's second removal follows, unless the first left nothing to remove.
+                self.hash ^= ZOBRIST.second_removal;
+                self.removals = 1;
+                if !self.pieces[opp].is_empty() {
+                    return;
+                }
+            }
+            self.hash ^= ZOBRIST.removal_pending;
+            self.removals = 0;
             self.pass_turn();
         } else if i < NUM_POINTS {
             let p = Point::from_index_unchecked(i);
@@ -562,16 +592,29 @@ impl Position {
         }
     }
 
-    /// After a piece arrives on `p`: start a removal if it closed a mill, else pass the turn.
-    /// Branch-free, because whether a random move closes a mill is unpredictable.
+    /// After a piece arrives on `p`: start a removal if it closed a mill (two after
+    /// morabaraba's double mill), else pass the turn. Branch-free where nine men's morris goes,
+    /// because whether a random move closes a mill is unpredictable; nine's path is the code it
+    /// had before variants, the others' mill count comes from an out-of-line call (by value).
     #[inline(always)]
     fn finish_turn(&mut self, p: Point, rules: &Rules) {
         let me = self.side.index();
         // With no opposing piece on the board there is nothing to remove, and the turn passes.
-        let removes = closes_mill(rules, self.pieces[me], p.index()) & !self.pieces[1 - me].is_empty();
+        let on_board = !self.pieces[1 - me].is_empty();
+        let (removes, removals) = if rules.variant.is_nine() {
+            let removes = NineSpec::closes_mill(self.pieces[me], p.index()) & on_board;
+            (removes, removes as u8)
+        } else {
+            let earned = removals_earned_elsewhere(rules, self.pieces[me], p.index());
+            let removes = (earned != 0) & on_board;
+            if removes && earned > 1 {
+                self.hash ^= ZOBRIST.second_removal;
+            }
+            (removes, earned * removes as u8)
+        };
         let passes = !removes;
         let all = |b: bool| (b as u64).wrapping_neg();
-        self.removal_pending = removes;
+        self.removals = removals;
         self.hash ^= (ZOBRIST.removal_pending & all(removes)) ^ (ZOBRIST.black_to_move & all(passes));
         self.side = if (me == 1) ^ passes { Color::Black } else { Color::White };
         self.turns = self.turns.saturating_add(passes as u16);
@@ -588,7 +631,7 @@ impl Position {
 
     /// Reads `action` as a move in notation, taking the pending removal into account.
     pub const fn move_of(&self, action: Action) -> Option<Move> {
-        Move::from_action(action, self.removal_pending)
+        Move::from_action(action, self.removals > 0)
     }
 
     /// Parses notation (`d6`, `a1-a4`, `xg7`) into a legal action for this position.
@@ -598,7 +641,7 @@ impl Position {
     pub fn parse_action(&self, text: &str, rules: &Rules) -> Result<Action, NotationError> {
         let m: Move = text.parse()?;
         let t = text.trim().to_string();
-        match (m, self.removal_pending) {
+        match (m, self.removals > 0) {
             (Move::Remove(_), false) => return Err(NotationError::UnexpectedRemoval(t)),
             (Move::Place(_) | Move::Slide { .. }, true) => return Err(NotationError::ExpectedRemoval(t)),
             _ => {}
@@ -609,17 +652,14 @@ impl Position {
     }
 }
 
-/// Whether `pieces` (which holds `p`) forms a mill of `rules`' board through `p`. The variant is
-/// chosen here, on a bool, so that the position itself never goes through an out-of-line call:
-/// nine's test inline, the others' out of line.
-#[inline(always)]
-fn closes_mill(rules: &Rules, pieces: BitBoard, p: usize) -> bool {
-    #[cold]
-    #[inline(never)]
-    fn other(rules: &Rules, pieces: BitBoard, p: usize) -> bool {
-        with_spec!(rules.variant, S => S::closes_mill(pieces, p))
-    }
-    if rules.variant.is_nine() { NineSpec::closes_mill(pieces, p) } else { other(rules, pieces, p) }
+/// The removals a piece arriving on `p` earns for `pieces` (which hold it) under `rules` of a
+/// variant other than nine men's morris (whose test is inline in `finish_turn`): 0 or 1, or in
+/// morabaraba as many as the mills it closes, up to 2. Out of line and by value, so that the
+/// position itself never goes through an out-of-line call.
+#[cold]
+#[inline(never)]
+fn removals_earned_elsewhere(rules: &Rules, pieces: BitBoard, p: usize) -> u8 {
+    with_spec!(rules.variant, S => S::removals_earned(pieces, p))
 }
 
 /// The points of `pieces` standing in a complete mill of `rules`' board (nine's inline).
@@ -682,7 +722,7 @@ impl fmt::Display for Position {
             f,
             "{} to {} | in hand: White {}, Black {} | turn {}",
             self.side,
-            if self.removal_pending { "remove" } else { "move" },
+            if self.removals > 0 { "remove" } else { "move" },
             self.in_hand[0],
             self.in_hand[1],
             self.turns
@@ -697,7 +737,7 @@ impl fmt::Debug for Position {
             .field("black", &format_args!("{:#08x}", self.pieces[1].0))
             .field("in_hand", &self.in_hand)
             .field("side", &self.side)
-            .field("removal_pending", &self.removal_pending)
+            .field("removals", &self.removals)
             .field("quiet_plies", &self.quiet_plies)
             .field("turns", &self.turns)
             .finish()

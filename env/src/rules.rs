@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::board::{Board, NINE, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
-/// set it apart (docs/rules.md). Nine and twelve men's morris are played so far; the others of
-/// issue 25 (three and six men's morris, morabaraba, Lasker) join them one at a time.
+/// set it apart (docs/rules.md). Nine and twelve men's morris and morabaraba are played so far;
+/// the others of issue 25 (three and six men's morris, Lasker) join them one at a time.
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
@@ -24,11 +24,14 @@ pub enum Variant {
     /// Twelve men's morris: the nine board with four diagonal lines (and mills) joining the
     /// squares' corners, 12 pieces a side, and a draw when the board fills during placement.
     Twelve,
+    /// Morabaraba: twelve men's morris's board, pieces and full-board draw, where closing two
+    /// mills with one move earns two removals (each its own action).
+    Morabaraba,
 }
 
 impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
-    pub const ALL: [Variant; 2] = [Variant::Nine, Variant::Twelve];
+    pub const ALL: [Variant; 3] = [Variant::Nine, Variant::Twelve, Variant::Morabaraba];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
     /// of [`Variant::ALL`].
@@ -42,11 +45,13 @@ impl Variant {
         names
     };
 
-    /// Its number in files (shards): nine 0, twelve 1; a new variant takes the next.
+    /// Its number in files (shards): nine 0, twelve 1, morabaraba 2; a new variant takes the
+    /// next.
     pub const fn id(self) -> u8 {
         match self {
             Variant::Nine => 0,
             Variant::Twelve => 1,
+            Variant::Morabaraba => 2,
         }
     }
 
@@ -55,11 +60,12 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.id() == id)
     }
 
-    /// Its name: `"nine"`, `"twelve"`.
+    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Nine => "nine",
             Variant::Twelve => "twelve",
+            Variant::Morabaraba => "morabaraba",
         }
     }
 
@@ -67,7 +73,7 @@ impl Variant {
     pub const fn board(self) -> &'static Board {
         match self {
             Variant::Nine => &NINE,
-            Variant::Twelve => &TWELVE,
+            Variant::Twelve | Variant::Morabaraba => &TWELVE,
         }
     }
 
@@ -75,14 +81,23 @@ impl Variant {
     pub const fn pieces(self) -> u8 {
         match self {
             Variant::Nine => 9,
-            Variant::Twelve => 12,
+            Variant::Twelve | Variant::Morabaraba => 12,
+        }
+    }
+
+    /// The most removals one move earns: 2 in morabaraba (one per mill a move closes, a move
+    /// closing three mills earning two), 1 elsewhere (a double mill earns one).
+    pub const fn max_removals(self) -> u8 {
+        match self {
+            Variant::Morabaraba => 2,
+            Variant::Nine | Variant::Twelve => 1,
         }
     }
 
     /// Whether the game is drawn when both hands are empty and the board is full (no mill was
     /// closed while placing, so nobody can move).
     pub const fn full_board_draws(self) -> bool {
-        matches!(self, Variant::Twelve)
+        matches!(self, Variant::Twelve | Variant::Morabaraba)
     }
 
     /// Whether this is nine men's morris (files leave the variant out then, so that they read
@@ -174,18 +189,25 @@ impl Rules {
         Rules { variant: Variant::Twelve, ..Rules::standard() }
     }
 
-    /// The preset with this name: `"standard"`, `"openspiel"` or `"twelve"`.
+    /// Morabaraba under the standard draw rules: the preset `morabaraba`.
+    pub const fn morabaraba() -> Rules {
+        Rules { variant: Variant::Morabaraba, ..Rules::standard() }
+    }
+
+    /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"` or `"morabaraba"`.
     pub fn preset(name: &str) -> Option<Rules> {
         match name {
             "standard" => Some(Rules::standard()),
             "openspiel" => Some(Rules::openspiel()),
             "twelve" => Some(Rules::twelve()),
+            "morabaraba" => Some(Rules::morabaraba()),
             _ => None,
         }
     }
 
-    /// Names accepted by [`Rules::preset`]: nine men's morris's two, then one per other variant.
-    pub const PRESETS: [&'static str; 3] = ["standard", "openspiel", "twelve"];
+    /// Names accepted by [`Rules::preset`]: nine men's morris's two, then one per other variant
+    /// (under the standard draw rules).
+    pub const PRESETS: [&'static str; 4] = ["standard", "openspiel", "twelve", "morabaraba"];
 }
 
 impl Default for Rules {

@@ -158,6 +158,8 @@ pub(crate) trait Spec {
     const MILLS: &'static [BitBoard] = Self::BOARD.mills();
     /// The neighbours of each point along the lines.
     const ADJACENT: &'static [BitBoard; MAX_POINTS] = &Self::BOARD.adjacent;
+    /// The most removals one move earns ([`Variant::max_removals`]).
+    const MAX_REMOVALS: u8 = Self::VARIANT.max_removals();
 
     /// All points adjacent to at least one point of `set`.
     #[inline(always)]
@@ -183,6 +185,18 @@ pub(crate) trait Spec {
     fn closes_mill(pieces: BitBoard, p: usize) -> bool {
         Self::mills_through(p).iter().fold(false, |closes, &m| closes | pieces.contains(m))
     }
+
+    /// The removals a piece arriving on `p` earns for `pieces` (which hold it): whether it
+    /// closes a mill, or where a move earns more than one, the mills it closes, up to
+    /// [`Spec::MAX_REMOVALS`].
+    #[inline(always)]
+    fn removals_earned(pieces: BitBoard, p: usize) -> u8 {
+        if Self::MAX_REMOVALS == 1 {
+            return Self::closes_mill(pieces, p) as u8;
+        }
+        let closed = Self::mills_through(p).iter().map(|&m| pieces.contains(m) as u8).sum::<u8>();
+        closed.min(Self::MAX_REMOVALS)
+    }
 }
 
 /// Nine men's morris's [`Spec`]: the tables the crate always had.
@@ -203,6 +217,15 @@ impl Spec for TwelveSpec {
     const SLIDE: &'static [u32; 33] = &slide_targets(&TWELVE);
 }
 
+/// Morabaraba's [`Spec`]: twelve's tables, two removals for a double mill.
+pub(crate) struct MorabarabaSpec;
+
+impl Spec for MorabarabaSpec {
+    const VARIANT: Variant = Variant::Morabaraba;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = TwelveSpec::NEIGHBOURS;
+    const SLIDE: &'static [u32; 33] = TwelveSpec::SLIDE;
+}
+
 /// `$body` with the type `$S` standing for the [`Spec`] of `$variant` (a [`Variant`]), every
 /// variant's instance inline: the one list of which `Spec` plays which variant.
 macro_rules! with_spec {
@@ -214,6 +237,10 @@ macro_rules! with_spec {
             }
             $crate::rules::Variant::Twelve => {
                 type $S = $crate::tables::TwelveSpec;
+                $body
+            }
+            $crate::rules::Variant::Morabaraba => {
+                type $S = $crate::tables::MorabarabaSpec;
                 $body
             }
         }

@@ -42,3 +42,14 @@ fn perft_twelve() {
         assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
     }
 }
+
+/// Morabaraba: twelve men's morris's counts to depth 6, since a move can close two mills at
+/// once only with five pieces of one side on the board (ply 9 at the earliest).
+#[test]
+fn perft_morabaraba_is_twelves_until_a_double_mill_can_close() {
+    let rules = Rules { variant: Variant::Morabaraba, ..Rules::openspiel() };
+    let counts = [24, 552, 12_144, 255_024, 5_100_480, 96_052_320];
+    for (depth, nodes) in (1..).zip(counts) {
+        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
+    }
+}

@@ -736,7 +736,11 @@ fn presets_have_the_values_of_rules_md() {
     assert_eq!(Rules::preset("openspiel"), Some(Rules::openspiel()));
     assert_eq!(Rules::preset("twelve"), Some(Rules { variant: Variant::Twelve, ..Rules::standard() }));
     assert_eq!(Rules::preset("tournament"), None);
-    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve"]);
+    assert_eq!(
+        Rules::preset("morabaraba"),
+        Some(Rules { variant: Variant::Morabaraba, ..Rules::standard() })
+    );
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba"]);
     for v in Variant::ALL {
         assert_eq!(Variant::from_id(v.id()), Some(v), "{v}");
     }
@@ -818,7 +822,7 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     assert!(e.to_string().contains("six"), "{e}");
     let e = "six".parse::<Variant>().unwrap_err();
     assert_eq!(e, morris_env::UnknownVariant { name: "six".into() });
-    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve)");
+    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve, morabaraba)");
     let twelve: Rules =
         toml::from_str("variant = \"twelve\"\nflying = true\nn_move_rule = 100\nthreefold_repetition = true")
             .unwrap();
@@ -837,7 +841,7 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
 // ----- twelve men's morris ---------------------------------------------------------------------
 
 fn twelve_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color, pending: bool) -> Position {
-    Position::from_parts_for(&Rules::twelve(), bb(white), bb(black), in_hand, side, pending)
+    Position::from_parts_for(&Rules::twelve(), bb(white), bb(black), in_hand, side, pending as u8)
         .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
 }
 
@@ -851,11 +855,11 @@ fn twelve_starts_with_twelve_in_each_hand_and_its_start_hash_is_its_own() {
     assert_eq!(Game::new(rules).position(), &start);
     // Twelve pieces fit; a thirteenth does not.
     assert!(
-        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [11, 12], Color::Black, false).is_ok()
+        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [11, 12], Color::Black, 0).is_ok()
     );
     assert!(Position::from_parts(bb(&["a7"]), BitBoard::EMPTY, [11, 12], Color::Black, false).is_err());
     assert_eq!(
-        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [12, 12], Color::Black, false),
+        Position::from_parts_for(&rules, bb(&["a7"]), BitBoard::EMPTY, [12, 12], Color::Black, 0),
         Err(morris_env::PositionError::TooManyPieces(Color::White))
     );
 }
@@ -1130,4 +1134,88 @@ fn from_parts_with_a_pending_removal_counts_turns_as_play_does() {
     assert_eq!(built.hash(), game.position().hash());
     assert_eq!(built.turns(), 4, "from_parts counts the unfinished turn");
     assert_eq!(built, *game.position());
+}
+
+// ----- morabaraba ------------------------------------------------------------------------------
+
+fn morabaraba_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
+    Position::from_parts_for(&Rules::morabaraba(), bb(white), bb(black), in_hand, side, 0)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+/// Placing b6 closes the diagonal a7-b6-c5 and the row b6-d6-f6 at once: two removals in
+/// morabaraba (one in twelve men's morris), each its own action by the same player, with the
+/// protection of mills recomputed between them.
+#[test]
+fn morabaraba_double_mill_earns_two_removals_with_protection_recomputed() {
+    let rules = Rules::morabaraba();
+    let pos = morabaraba_position(&["a7", "c5", "d6", "f6"], &["g7", "g4", "g1", "d1"], [8, 8], Color::White);
+    let mut twelve = Position::from_parts_for(
+        &Rules::twelve(),
+        pos.pieces(Color::White),
+        pos.pieces(Color::Black),
+        [8, 8],
+        Color::White,
+        0,
+    )
+    .unwrap();
+    twelve.apply(at("b6"), &Rules::twelve()).unwrap();
+    assert_eq!(twelve.removals_pending(), 1);
+
+    let mut p = pos;
+    p.apply(at("b6"), &rules).unwrap();
+    assert_eq!((p.removals_pending(), p.current_player()), (2, Color::White));
+    assert_eq!(p.hash(), p.compute_hash());
+    assert_ne!(p.hash(), twelve.hash(), "a second removal pending is another position");
+    // The column g7-g4-g1 protects its pieces: only d1 may go first.
+    assert_eq!(p.removable(&rules), bb(&["d1"]));
+    assert_eq!(p.check(at("g4"), &rules), Err(ActionError::ProtectedPiece(pt("g4"))));
+    p.apply(at("d1"), &rules).unwrap();
+    assert_eq!((p.removals_pending(), p.current_player()), (1, Color::White));
+    assert_eq!(p.hash(), p.compute_hash());
+    // Now every black piece stands in a mill: any may be taken.
+    assert_eq!(p.removable(&rules), bb(&["g7", "g4", "g1"]));
+    p.apply(at("g4"), &rules).unwrap();
+    assert_eq!((p.removals_pending(), p.current_player()), (0, Color::Black));
+    assert_eq!(p.hash(), p.compute_hash());
+    assert_eq!(p.pieces(Color::Black), bb(&["g7", "g1"]));
+    let round_trip = Position::from_parts_for(
+        &rules,
+        bb(&["a7", "b6", "c5", "d6", "f6"]),
+        bb(&["g7", "g4", "g1", "d1"]),
+        [7, 8],
+        Color::White,
+        2,
+    )
+    .unwrap();
+    let mut again = pos;
+    again.apply(at("b6"), &rules).unwrap();
+    assert_eq!(round_trip.hash(), again.hash());
+    // Two removals pending exist only in morabaraba.
+    assert_eq!(
+        Position::from_parts_for(&Rules::twelve(), bb(&["a7"]), bb(&["g7"]), [11, 11], Color::White, 2),
+        Err(morris_env::PositionError::TooManyRemovals(2))
+    );
+}
+
+/// A first removal that leaves the opponent two pieces wins at once; one that leaves no piece
+/// on the board ends the turn without the second.
+#[test]
+fn morabaraba_second_removal_gives_way_to_a_win_or_an_empty_board() {
+    let rules = Rules::morabaraba();
+    // Moving: b4-b6 closes two mills against three black pieces.
+    let mut p =
+        morabaraba_position(&["a7", "c5", "d6", "f6", "b4"], &["g1", "g4", "d1"], [0, 0], Color::White);
+    p.apply(mv("b4", "b6"), &rules).unwrap();
+    assert_eq!(p.removals_pending(), 2);
+    p.apply(at("d1"), &rules).unwrap();
+    assert_eq!(p.outcome(&rules), Outcome::Win { winner: Color::White, reason: WinReason::TooFewPieces });
+    // Placing against a single black piece on the board: the second removal has no target.
+    let mut p = morabaraba_position(&["a7", "c5", "d6", "f6"], &["g1"], [8, 8], Color::White);
+    p.apply(at("b6"), &rules).unwrap();
+    assert_eq!(p.removals_pending(), 2);
+    p.apply(at("g1"), &rules).unwrap();
+    assert_eq!((p.removals_pending(), p.current_player()), (0, Color::Black));
+    assert_eq!(p.hash(), p.compute_hash());
+    assert_eq!(p.outcome(&rules), Outcome::Ongoing);
 }

@@ -31,7 +31,7 @@ pub struct Session {
 pub struct View {
     /// Session id.
     pub id: String,
-    /// The game of the morris family: `nine` or `twelve`.
+    /// The game of the morris family: `nine`, `twelve` or `morabaraba`.
     pub variant: &'static str,
     /// The board's points, by name.
     pub points: Vec<&'static str>,

@@ -118,7 +118,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     let (_, info) = call(&app, "GET", "/api/info", None).await;
     assert_eq!(
         (info["model_variant"].as_str(), info["variants"].as_array().map(Vec::len)),
-        (Some("nine"), Some(2))
+        (Some("nine"), Some(3))
     );
     let body = json!({"human": "white", "variant": "twelve", "opponent": {"kind": "minimax", "depth": 1}});
     let mut view = new_game(&app, body).await;

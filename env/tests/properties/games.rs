@@ -3,7 +3,8 @@
 use morris_env::{Action, ActionMask, Game, Position, Rng, Rules, Variant};
 
 /// Rule sets under test: both presets, standard without flying, a short variant whose draw
-/// rules fire early, and twelve men's morris with the standard draw rules and with OpenSpiel's.
+/// rules fire early, and twelve men's morris and morabaraba with the standard draw rules and
+/// with OpenSpiel's.
 pub(crate) fn rules_of(i: u8) -> Rules {
     match i % RULE_SETS {
         0 => Rules::standard(),
@@ -11,12 +12,14 @@ pub(crate) fn rules_of(i: u8) -> Rules {
         2 => Rules { flying: false, ..Rules::standard() },
         3 => Rules { n_move_rule: Some(20), turn_cap: Some(60), ..Rules::standard() },
         4 => Rules::twelve(),
-        _ => Rules { variant: Variant::Twelve, ..Rules::openspiel() },
+        5 => Rules { variant: Variant::Twelve, ..Rules::openspiel() },
+        6 => Rules::morabaraba(),
+        _ => Rules { variant: Variant::Morabaraba, ..Rules::openspiel() },
     }
 }
 
 /// How many rule sets [`rules_of`] gives.
-pub(crate) const RULE_SETS: u8 = 6;
+pub(crate) const RULE_SETS: u8 = 8;
 
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()

@@ -1,7 +1,8 @@
 //! The slow reference model of the rules, written from `rules.md` alone: its own adjacency
 //! list, mill list, "in mill" test, flying condition, removal rule and placement rule, for nine
-//! men's morris and twelve (nine's board with the four diagonals, 12 pieces, a full board
-//! drawn). It never reads the crate's tables or its move generator.
+//! men's morris, twelve (nine's board with the four diagonals, 12 pieces, a full board drawn)
+//! and morabaraba (twelve with a removal for each mill a move closes, up to two). It never reads
+//! the crate's tables or its move generator.
 
 use morris_env::features::encode;
 use morris_env::{
@@ -62,11 +63,17 @@ pub(crate) fn points(board: u32) -> Vec<usize> {
     (0..24).filter(|&p| has(board, p)).collect()
 }
 
+/// The complete mills of `board` through `p` (a member of `board`), the diagonals counting
+/// when `twelve`.
+pub(crate) fn ref_mills_at(twelve: bool, board: u32, p: usize) -> usize {
+    let diagonals: &[[usize; 3]] = if twelve { &REF_DIAGONALS } else { &[] };
+    REF_MILLS.iter().chain(diagonals).filter(|m| m.contains(&p) && m.iter().all(|&q| has(board, q))).count()
+}
+
 /// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board` (the
 /// diagonals count when `twelve`).
 pub(crate) fn ref_in_mill(twelve: bool, board: u32, p: usize) -> bool {
-    let diagonals: &[[usize; 3]] = if twelve { &REF_DIAGONALS } else { &[] };
-    REF_MILLS.iter().chain(diagonals).any(|m| m.contains(&p) && m.iter().all(|&q| has(board, q)))
+    ref_mills_at(twelve, board, p) > 0
 }
 
 /// The whole state the rules read, kept independently of `Position`.
@@ -75,30 +82,35 @@ pub(crate) struct RefState {
     pub(crate) board: [u32; 2],
     pub(crate) hand: [u8; 2],
     pub(crate) side: usize,
-    pub(crate) pending: bool,
+    /// Removals the mover still has to make.
+    pub(crate) pending: u8,
     pub(crate) quiet: u32,
     pub(crate) turns: u32,
-    /// Twelve men's morris (else nine).
+    /// Twelve men's morris's board and pieces (twelve and morabaraba; else nine's).
     pub(crate) twelve: bool,
+    /// Morabaraba: a removal per mill closed, up to two.
+    pub(crate) double: bool,
 }
 
 /// What makes two states "the same position" for repetition (counters excluded).
-pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, bool);
+pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, u8);
 
 impl RefState {
     pub(crate) fn start(rules: &Rules) -> RefState {
-        let twelve = is_twelve(rules);
+        let (twelve, double) = board_of(rules);
         let n = if twelve { 12 } else { 9 };
-        RefState { board: [0, 0], hand: [n, n], side: 0, pending: false, quiet: 0, turns: 0, twelve }
+        RefState { board: [0, 0], hand: [n, n], side: 0, pending: 0, quiet: 0, turns: 0, twelve, double }
     }
 
     pub(crate) fn of(pos: &Position, rules: &Rules) -> RefState {
+        let (twelve, double) = board_of(rules);
         RefState {
-            twelve: is_twelve(rules),
+            twelve,
+            double,
             board: [pos.pieces(Color::White).0, pos.pieces(Color::Black).0],
             hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
             side: pos.current_player().index(),
-            pending: pos.is_removal_pending(),
+            pending: pos.removals_pending(),
             quiet: pos.quiet_plies() as u32,
             turns: pos.turns() as u32,
         }
@@ -122,7 +134,7 @@ impl RefState {
         let mut legal = vec![false; NUM_ACTIONS];
         let me = self.side;
         let opp = 1 - me;
-        if self.pending {
+        if self.pending > 0 {
             let theirs = points(self.board[opp]);
             let free: Vec<usize> =
                 theirs.iter().copied().filter(|&p| !ref_in_mill(self.twelve, self.board[opp], p)).collect();
@@ -150,11 +162,16 @@ impl RefState {
     pub(crate) fn apply(mut self, a: usize) -> RefState {
         let me = self.side;
         let opp = 1 - me;
-        let arrived = if self.pending {
+        let arrived = if self.pending > 0 {
             assert!(a < 24 && has(self.board[opp], a));
             self.board[opp] &= !(1 << a);
-            self.pending = false;
+            self.pending -= 1;
             self.quiet = 0;
+            // Morabaraba's second removal, if the first left something to remove.
+            if self.pending > 0 && self.board[opp] != 0 {
+                return self;
+            }
+            self.pending = 0;
             self.side = opp;
             self.turns += 1;
             return self;
@@ -169,9 +186,11 @@ impl RefState {
             self.quiet += 1;
             to
         };
-        // A mill lets the mover remove, unless the opponent has nothing on the board.
-        if ref_in_mill(self.twelve, self.board[me], arrived) && self.board[opp] != 0 {
-            self.pending = true;
+        // A mill lets the mover remove (in morabaraba once per mill closed, up to twice), unless
+        // the opponent has nothing on the board.
+        let mills = ref_mills_at(self.twelve, self.board[me], arrived);
+        if mills > 0 && self.board[opp] != 0 {
+            self.pending = if self.double { mills.min(2) as u8 } else { 1 };
         } else {
             self.side = opp;
             self.turns += 1;
@@ -196,7 +215,7 @@ pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefO
         }
     }
     // Twelve: a board filled by the placements (no removal pending) is a draw, not a block.
-    if r.twelve && r.hand == [0, 0] && !r.pending && (r.board[0] | r.board[1]).count_ones() == 24 {
+    if r.twelve && r.hand == [0, 0] && r.pending == 0 && (r.board[0] | r.board[1]).count_ones() == 24 {
         return RefOutcome::Draw(vec![DrawReason::BoardFull]);
     }
     if !r.legal(rules).contains(&true) {
@@ -208,7 +227,7 @@ pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefO
     }
     // The N-move counter is read once a pending removal (which resets it) has been made.
     if let Some(n) = rules.n_move_rule
-        && !r.pending
+        && r.pending == 0
         && r.quiet >= n
     {
         draws.push(DrawReason::NMoveRule);
@@ -240,8 +259,10 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         std::array::from_fn(|p| r.empty(p) as u8 as f32),
     ];
     let pieces = if r.twelve { 12.0 } else { 9.0 };
+    // Removals pending, as a fraction of the most a move earns (two in morabaraba).
+    let removals = r.pending as f32 / if r.double { 2.0 } else { 1.0 };
     let constants = [
-        [r.hand[me] as f32 / pieces, r.hand[opp] as f32 / pieces, r.pending as u8 as f32].as_slice(),
+        [r.hand[me] as f32 / pieces, r.hand[opp] as f32 / pieces, removals].as_slice(),
         &phase(me),
         &phase(opp),
         &[ratio(r.quiet, rules.n_move_rule), reps, ratio(r.turns, rules.turn_cap)],
@@ -273,11 +294,14 @@ pub(crate) fn assert_observation_matches(
     }
 }
 
-/// Whether `rules` are twelve men's morris's (else nine's: the reference knows these two).
-pub(crate) fn is_twelve(rules: &Rules) -> bool {
+/// Whether `rules`' variant is played on twelve's board with its pieces (else nine's), and
+/// whether a move earns a removal per mill it closes (morabaraba): the reference knows these
+/// three variants.
+pub(crate) fn board_of(rules: &Rules) -> (bool, bool) {
     match rules.variant {
-        Variant::Nine => false,
-        Variant::Twelve => true,
+        Variant::Nine => (false, false),
+        Variant::Twelve => (true, false),
+        Variant::Morabaraba => (true, true),
     }
 }
 

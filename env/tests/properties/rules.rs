@@ -15,7 +15,7 @@ use super::symmetry::check_symmetries_on;
 /// for states random playouts rarely visit: a player blocked by the opponent, every opposing
 /// piece standing in a mill, flying, crowded boards and large counters.
 fn synthetic_position(seed: u64, rules: &Rules) -> Position {
-    let twelve = is_twelve(rules);
+    let (twelve, double) = board_of(rules);
     let n: u8 = if twelve { 12 } else { 9 };
     let mills: Vec<[usize; 3]> =
         REF_MILLS.iter().chain(if twelve { &REF_DIAGONALS[..] } else { &[] }).copied().collect();
@@ -24,7 +24,36 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
     let mut hands = [0u8; 2];
     let mut side = rng.below(2) as usize;
     let mut want_pending = rng.below(3) == 0;
-    match rng.below(5) {
+    match rng.below(6) {
+        // A double mill one move away: the mover holds the rest of two mills through an empty
+        // point, and (hands empty) a piece next to it that may slide in, or places it.
+        5 => {
+            let p = rng.below(24) as usize;
+            let through: Vec<&[usize; 3]> = mills.iter().filter(|m| m.contains(&p)).collect();
+            let first = rng.below(through.len() as u32) as usize;
+            let second = (first + 1 + rng.below(through.len() as u32 - 1) as usize) % through.len();
+            for &q in through[first].iter().chain(through[second]) {
+                if q != p {
+                    boards[side] |= 1 << q;
+                }
+            }
+            if let Some(q) = (0..24).find(|&q| ref_adjacent_on(twelve, p, q) && !has(boards[side], q)) {
+                boards[side] |= 1 << q;
+            }
+            if rng.below(2) == 0 {
+                // Placing: the mover places next, with the hands that makes consistent.
+                let w = 1 + rng.below(3) as u8;
+                hands = if side == 0 { [w, w] } else { [w, w + 1] };
+                boards[side] &= !(1 << p);
+            }
+            while boards[1 - side].count_ones() < 3 + rng.below(4) {
+                let q = rng.below(24) as usize;
+                if q != p && !has(boards[0] | boards[1], q) {
+                    boards[1 - side] |= 1 << q;
+                }
+            }
+            want_pending = false;
+        }
         // Blocked attempt: the opponent occupies every empty neighbour of the mover's pieces.
         0 => {
             let k = 3 + rng.below(5);
@@ -115,6 +144,8 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         side = if want_pending && boards[placer] != 0 { 1 - placer } else { placer };
         side != placer
     };
+    // In morabaraba, a pending removal may be the first of two.
+    let pending = pending as u8 + (pending && double && rng.below(2) == 0) as u8;
     let pos = Position::from_parts_for(
         rules,
         BitBoard(boards[0]),
@@ -303,18 +334,37 @@ fn ref_perft(r: &RefState, rules: &Rules, depth: u32) -> u64 {
     actions.map(|a| ref_perft(&r.apply(a), rules, depth - 1)).sum()
 }
 
-/// Perft from the start (depth 4) and from random positions of random games (depth 2) agrees
-/// with the reference model's, for nine and twelve men's morris.
+/// Perft from the start (depth 4), from random positions of random games and from synthetic
+/// positions (depth 2; the synthetic ones hold whole mills, where morabaraba's double mills
+/// and second removals turn up) agrees with the reference model's, for nine and twelve men's
+/// morris and morabaraba.
 #[test]
 fn perft_matches_the_reference() {
-    for rules in [Rules::openspiel(), Rules { variant: morris_env::Variant::Twelve, ..Rules::openspiel() }] {
+    use morris_env::Variant;
+    for variant in [Variant::Nine, Variant::Twelve, Variant::Morabaraba] {
+        let rules = Rules { variant, ..Rules::openspiel() };
+        let mut double_mills = 0;
         let start = RefState::start(&rules);
         assert_eq!(perft(&mut Game::new(rules), 4), ref_perft(&start, &rules, 4), "{rules:?}");
         for seed in 0..200 {
             let pos = random_position(rules, seed, (seed % 120) as usize);
             let want = ref_perft(&RefState::of(&pos, &rules), &rules, 2);
             assert_eq!(perft(&mut Game::from_position(rules, pos), 2), want, "{rules:?}, seed {seed}\n{pos}");
+            let pos = synthetic_position(seed, &rules);
+            double_mills += pos.legal_actions(&rules).iter().any(|a| {
+                let mut next = pos;
+                next.apply_unchecked(a, &rules);
+                next.removals_pending() == 2
+            }) as u32;
+            let want = ref_perft(&RefState::of(&pos, &rules), &rules, 2);
+            assert_eq!(
+                perft(&mut Game::from_position(rules, pos), 2),
+                want,
+                "{rules:?}, synthetic {seed}\n{pos}"
+            );
         }
+        // Morabaraba's double mills are among the positions compared.
+        assert_eq!(double_mills > 0, variant == Variant::Morabaraba, "{variant}: {double_mills}");
     }
 }
 

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | 4 + 4 | White's and Black's points (sets of the variant's points) |
 //! | 1 + 1 | White's and Black's pieces in hand |
-//! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target), bit 3 search value present |
+//! | 1 | flags: bit 0 Black to move, bit 1 removal pending, bit 2 full search (policy is a target), bit 3 search value present, bit 4 a second removal to follow (morabaraba) |
 //! | 1 | occurrences of the position (repetitions) |
 //! | 2 + 2 | turns played, N-move counter |
 //! | 1 | outcome for the player to move: 1 win, 0 draw, −1 loss (`i8`) |
@@ -56,7 +56,8 @@ fn encode(s: &Sample, out: &mut Vec<u8>) {
     let flags = (p.current_player() == Color::Black) as u8
         | (p.is_removal_pending() as u8) << 1
         | (s.full_search as u8) << 2
-        | (s.search_value.is_some() as u8) << 3;
+        | (s.search_value.is_some() as u8) << 3
+        | ((p.removals_pending() > 1) as u8) << 4;
     out.push(flags);
     out.push(s.repetitions);
     out.extend_from_slice(&p.turns().to_le_bytes());
@@ -244,19 +245,20 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
         };
         let k = c.take::<2>().map(u16::from_le_bytes).ok_or_else(|| bad("truncated"))?;
         let side = if flags & 1 != 0 { Color::Black } else { Color::White };
+        let removals = match (flags >> 1 & 1, flags >> 4 & 1) {
+            (_, 1) if version < SHARD_VERSION => {
+                return Err(bad("flag bit 4 (second removal) in a shard older than version 5"));
+            }
+            (0, 1) => return Err(bad("a second removal without a first")),
+            (first, second) => first + second,
+        };
         if (w | b) & !board.full.0 != 0 {
             return Err(bad("points outside the board"));
         }
-        let position = Position::from_parts_for(
-            &rules,
-            BitBoard(w),
-            BitBoard(b),
-            [hand_w, hand_b],
-            side,
-            flags & 2 != 0,
-        )
-        .map_err(|e| bad(&e.to_string()))?
-        .with_counters(turns, quiet);
+        let position =
+            Position::from_parts_for(&rules, BitBoard(w), BitBoard(b), [hand_w, hand_b], side, removals)
+                .map_err(|e| bad(&e.to_string()))?
+                .with_counters(turns, quiet);
         if !(-1..=1).contains(&outcome) {
             return Err(bad("outcome outside -1..=1"));
         }
@@ -267,7 +269,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             (None, true) => return Err(bad("flag bit 3 (search value) in a shard older than version 4")),
             _ => None,
         };
-        if flags >> 4 != 0 {
+        if flags >> 5 != 0 {
             return Err(bad("unknown flag bits"));
         }
         let k = k as usize;
@@ -482,6 +484,47 @@ pub(crate) mod tests {
         );
     }
 
+    /// Morabaraba's second pending removal is flag bit 4: it round-trips, and is refused without
+    /// the first or in a shard older than version 5.
+    #[test]
+    fn a_second_pending_removal_round_trips() {
+        let bb = |names: &[&str]| {
+            names.iter().fold(BitBoard::EMPTY, |b, n| b | n.parse::<morris_env::Point>().unwrap().bit())
+        };
+        let position = Position::from_parts_for(
+            &Rules::morabaraba(),
+            bb(&["a7", "b6", "c5", "d6", "f6"]),
+            bb(&["g7", "g4", "g1", "d1"]),
+            [7, 8],
+            Color::White,
+            2,
+        )
+        .unwrap();
+        let s = vec![Sample {
+            position,
+            repetitions: 1,
+            policy: vec![],
+            outcome: 1,
+            full_search: false,
+            search_value: None,
+        }];
+        let bytes = encode_shard(&s, 1, Variant::Morabaraba).unwrap();
+        let path = Path::new("m.shard");
+        let back = decode_shard(&bytes, path).unwrap();
+        assert_eq!(back.samples[0].position.removals_pending(), 2);
+        assert_eq!(back.samples, s);
+        let body = &bytes[..bytes.len() - 4];
+        let mut first_missing = body.to_vec();
+        first_missing[21 + 10] &= !2;
+        let e = decode_shard(&reseal(&first_missing), path).unwrap_err();
+        assert!(e.to_string().contains("a second removal without a first"), "{e}");
+        // Under twelve's rules two pending removals cannot arise.
+        let mut as_twelve = body.to_vec();
+        as_twelve[20] = Variant::Twelve.id();
+        let e = decode_shard(&reseal(&as_twelve), path).unwrap_err();
+        assert!(matches!(&e, TrainError::Corrupt { reason, .. } if reason.starts_with("record 0")), "{e}");
+    }
+
     #[test]
     fn search_values_are_checked() {
         let path = Path::new("v.shard");
@@ -512,7 +555,7 @@ pub(crate) mod tests {
         out_of_range[0].search_value = Some(-1.5);
         assert!(matches!(encode_shard(&out_of_range, 1, Variant::Nine), Err(TrainError::Internal(_))));
         let mut unknown = body.to_vec();
-        unknown[21 + 10] |= 16;
+        unknown[21 + 10] |= 32;
         let e = decode_shard(&reseal(&unknown), path).unwrap_err();
         assert!(e.to_string().contains("unknown flag bits"), "{e}");
     }
