@@ -324,6 +324,13 @@ impl PyGame {
         self.game.position().is_removal_pending()
     }
 
+    /// Removals the player to move still has to make: 0, 1, or 2 after morabaraba's double
+    /// mill (each its own action).
+    #[getter]
+    fn removals_pending(&self) -> u8 {
+        self.game.position().removals_pending()
+    }
+
     /// The mover's phase: `"placing"`, `"moving"` or `"flying"`.
     #[getter]
     fn phase(&self) -> &'static str {

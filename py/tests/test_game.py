@@ -172,6 +172,22 @@ def test_symmetries_map_observation_mask_and_policy_together():
         morris.transform_observation(obs.astype(np.float64), 0)
 
 
+def test_morabaraba_double_mill_earns_two_removals():
+    # b6 closes the diagonal a7-b6-c5 and the row b6-d6-f6 at once.
+    moves = "a7 g7 c5 g4 d6 d1 f6 a1 b6"
+    g = morris.Game("morabaraba", moves=moves)
+    assert g.rules["variant"] == "morabaraba"
+    assert g.removals_pending == 2 and g.current_player == 0
+    assert g.observation()[5, 0] == pytest.approx(1.0)  # removals pending / 2
+    g.play("xg7")
+    assert g.removals_pending == 1 and g.current_player == 0
+    assert g.observation()[5, 0] == pytest.approx(0.5)
+    g.play("xg4")
+    assert g.removals_pending == 0 and g.current_player == 1
+    # The same moves in twelve men's morris earn one removal.
+    assert morris.Game("twelve", moves=moves).removals_pending == 1
+
+
 def test_twelve_mens_morris_plays_by_its_rules():
     twelve = {"variant": "twelve"}
     g = morris.Game(twelve, moves="a7 d7 b6 g7 c5")
