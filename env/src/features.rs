@@ -96,7 +96,7 @@ pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32;
     [
         pos.in_hand(me) as f32 / pieces,
         pos.in_hand(opp) as f32 / pieces,
-        pos.removals_pending() as f32 * if rules.variant.max_removals() == 2 { 0.5 } else { 1.0 },
+        pos.removals_pending() as f32 / rules.variant.max_removals() as f32,
         op,
         om,
         of,

@@ -11,7 +11,7 @@ use morris_env::{Action, Color, Game, Rules};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Mcts, MctsConfig, Tree};
 use morris_train::net_evaluator::NetEvaluator;
-use morris_train::store::{ModelCard, load_model_for, read_net_config};
+use morris_train::store::{ModelCard, load_model};
 
 use crate::error::{EvalError, Result};
 
@@ -107,8 +107,8 @@ pub fn play<R: BufRead, W: Write>(
     let card = ModelCard::read(model_dir).ok();
     let preset = card.as_ref().and_then(|c| Rules::preset(&c.rules)).unwrap_or_else(Rules::standard);
     // The game is of the network's variant, under the draw rules it was trained with.
-    let rules = Rules { variant: read_net_config(model_dir)?.variant, ..preset };
-    let (model, _) = load_model_for(model_dir, &device, rules.variant)?;
+    let (model, net) = load_model(model_dir, &device)?;
+    let rules = Rules { variant: net.variant, ..preset };
     let about = match &card {
         Some(c) => format!(
             "step {}{}",

@@ -224,8 +224,8 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetCon
     load_model_files(dir, device)
 }
 
-/// [`load_model`] for a game of `variant`: the one way a surface that plays (a UCI engine, the
-/// web board, `eval play`) opens a model.
+/// [`load_model`] for a game of `variant` (the UCI engine's loader), its config read once and
+/// checked before the weights are.
 ///
 /// # Errors
 /// Those of [`load_model`]; [`TrainError::Variant`] naming the directory if the network plays
@@ -241,12 +241,16 @@ pub fn load_model_for(dir: &Path, device: &Device, variant: Variant) -> Result<(
             expected: variant,
         });
     }
-    load_model_files(dir, device)
+    load_weights(dir, config, device)
 }
 
 /// [`load_model`] without the manifest check, for callers that have just verified the directory.
 pub(crate) fn load_model_files(dir: &Path, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
-    let config = read_net_config(dir)?;
+    load_weights(dir, read_net_config(dir)?, device)
+}
+
+/// The weights of `dir` loaded into a network of shape `config` (read from `dir` already).
+fn load_weights(dir: &Path, config: NetConfig, device: &Device) -> Result<(PolicyValueNet, NetConfig)> {
     let model_path = dir.join(MODEL_FILE);
     if !model_path.is_file() {
         let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
