@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
-use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase};
+use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, TablebaseError};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules, Variant};
 use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
@@ -15,7 +15,6 @@ use morris_train::store::load_model;
 use thiserror::Error;
 
 use crate::duration::parse_duration;
-use crate::error::EvalError;
 use crate::uci::UciSpec;
 
 /// The forms an agent spec may take, for error messages and `--help`.
@@ -116,6 +115,24 @@ pub struct SpecError {
     /// Whether the spec itself is malformed (then the valid forms are listed), rather than
     /// naming something that cannot be used (a missing or corrupt model).
     pub syntax: bool,
+}
+
+/// Why an agent cannot play under a game's rules ([`AgentSpec::check_rules`]).
+#[derive(Debug, Error)]
+pub enum RulesMismatch {
+    /// An agent whose network plays another variant of the morris family than the game's.
+    #[error("'{spec}' plays the '{model}' variant, but the game is '{rules}'")]
+    Variant {
+        /// The agent's spec.
+        spec: String,
+        /// The variant its network was trained on.
+        model: Variant,
+        /// The variant of the game's rules.
+        rules: Variant,
+    },
+    /// Endgame tables built for other rules (or another variant).
+    #[error(transparent)]
+    Tablebase(#[from] TablebaseError),
 }
 
 impl AgentSpec {
@@ -299,15 +316,13 @@ impl AgentSpec {
     /// and its endgame tables (if any) were built for them.
     ///
     /// # Errors
-    /// [`EvalError::Variant`] naming the spec and both variants; [`EvalError::Usage`] with the
-    /// tables' [`morris_env::tablebase::TablebaseError::RulesMismatch`] (or their refusal of another variant).
-    pub fn check_rules(&self, rules: &Rules) -> Result<(), EvalError> {
+    /// [`RulesMismatch::Variant`] naming the spec and both variants; [`RulesMismatch::Tablebase`]
+    /// with the tables' refusal of these rules.
+    pub fn check_rules(&self, rules: &Rules) -> Result<(), RulesMismatch> {
         if let Some(model) = self.variant().filter(|&v| v != rules.variant) {
-            return Err(EvalError::Variant { spec: self.name(), model, rules: rules.variant });
+            return Err(RulesMismatch::Variant { spec: self.name(), model, rules: rules.variant });
         }
-        self.tablebase()
-            .map_or(Ok(()), |tb| tb.check_rules(rules))
-            .map_err(|e| EvalError::Usage(e.to_string()))
+        Ok(self.tablebase().map_or(Ok(()), |tb| tb.check_rules(rules))?)
     }
 
     /// A depth-limited minimax spec with the default table size (as `minimax:depth=D`).
@@ -407,7 +422,7 @@ mod tests {
         assert!(az.check_rules(&Rules::twelve()).is_ok());
         let e = az.check_rules(&Rules::standard()).unwrap_err();
         assert!(
-            matches!(&e, EvalError::Variant { model: Variant::Twelve, rules: Variant::Nine, spec } if spec == &az.name()),
+            matches!(&e, RulesMismatch::Variant { model: Variant::Twelve, rules: Variant::Nine, spec } if spec == &az.name()),
             "{e}"
         );
         for other in ["random", "minimax:depth=2", "mcts:sims=4"] {

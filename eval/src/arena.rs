@@ -318,7 +318,7 @@ fn result_and_reason(game: &Game, forfeit: Option<&str>) -> (String, String) {
 /// tick a bar. Returns the games ordered by pair and game.
 ///
 /// # Errors
-/// [`EvalError::Variant`] or [`EvalError::Usage`] if an agent cannot play under the match's
+/// [`EvalError::Rules`] if an agent cannot play under the match's
 /// rules ([`AgentSpec::check_rules`]); [`EvalError::Usage`] if the openings cannot be had (see
 /// [`match_openings`]); only in lockstep, [`EvalError::Internal`] if a network search finds no
 /// move in a live game.

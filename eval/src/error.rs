@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use morris_train::TrainError;
 use thiserror::Error;
 
-use crate::agents::SpecError;
+use crate::agents::{RulesMismatch, SpecError};
 use crate::elo::EloError;
 
 /// Everything that can go wrong in the arena, the ratings, export, play and plots.
@@ -15,16 +15,10 @@ pub enum EvalError {
     /// An agent spec that cannot be read.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// An agent whose network plays another variant of the morris family than the game's.
-    #[error("'{spec}' plays the '{model}' variant, but the game is '{rules}'")]
-    Variant {
-        /// The agent's spec.
-        spec: String,
-        /// The variant its network was trained on.
-        model: morris_env::Variant,
-        /// The variant of the game's rules.
-        rules: morris_env::Variant,
-    },
+    /// An agent that cannot play under the game's rules (another variant's network, other rules'
+    /// tables).
+    #[error(transparent)]
+    Rules(#[from] RulesMismatch),
     /// A command-line value out of range or inconsistent with another, e.g. `--pairs 0`.
     #[error("{0}")]
     Usage(String),

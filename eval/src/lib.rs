@@ -32,7 +32,7 @@ pub mod records;
 pub mod report;
 pub mod uci;
 
-pub use agents::{AgentSpec, SPEC_FORMS, SpecError};
+pub use agents::{AgentSpec, RulesMismatch, SPEC_FORMS, SpecError};
 pub use arena::{GameRecord, MatchConfig, play_match};
 pub use elo::{Elo, EloTable, Rating};
 pub use error::EvalError;
