@@ -32,7 +32,7 @@ pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
-/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba`), shared by the
+/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker`), shared by the
 /// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
@@ -46,6 +46,9 @@ pub enum Preset {
     /// Morabaraba (twelve's board and pieces, two removals for a double mill) under the
     /// standard draw rules.
     Morabaraba,
+    /// Lasker morris (nine's board, 10 pieces, a turn with pieces in hand may slide instead
+    /// of placing) under the standard draw rules.
+    Lasker,
 }
 
 impl Preset {
@@ -56,6 +59,7 @@ impl Preset {
             Preset::Openspiel => Rules::openspiel(),
             Preset::Twelve => Rules::twelve(),
             Preset::Morabaraba => Rules::morabaraba(),
+            Preset::Lasker => Rules::lasker(),
         }
     }
 
@@ -66,6 +70,7 @@ impl Preset {
             Preset::Openspiel => "openspiel",
             Preset::Twelve => "twelve",
             Preset::Morabaraba => "morabaraba",
+            Preset::Lasker => "lasker",
         }
     }
 }

@@ -57,6 +57,7 @@ fn bench_playouts(c: &mut Criterion) {
         ("standard", Rules::standard()),
         ("twelve", Rules::twelve()),
         ("morabaraba", Rules::morabaraba()),
+        ("lasker", Rules::lasker()),
     ] {
         g.bench_function(format!("position_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);

@@ -236,9 +236,14 @@ impl Game {
 
     /// Counts earlier occurrences of the current position plus this one.
     ///
-    /// Only the positions since the last removal can repeat the current one (removals and
-    /// placements change the material for good), and those are exactly the last
-    /// `quiet_plies` entries of the history: no placement happens once sliding has begun.
+    /// Only the positions since the last removal or placement can repeat the current one
+    /// (removals and placements change the material for good), and every ply since then is a
+    /// slide or flight, counted in `quiet_plies`, which only a removal resets: so the last
+    /// `quiet_plies` entries of the history hold them all. In nine men's morris they are
+    /// exactly those, since no placement happens once sliding has begun; in Lasker morris,
+    /// where slides and placements mix, the stretch may reach back past placements, whose
+    /// positions cannot match (between removals each player's count on the board only grows,
+    /// so equal boards mean equal hands, and a board before a placement has fewer pieces).
     /// Within that stretch no removal is pending and the side to move alternates, so only
     /// every second entry can match, and comparing boards suffices. A pending position never
     /// repeats, since the removal that follows it is irreversible.

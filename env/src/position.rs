@@ -9,7 +9,7 @@ use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::{Rules, Variant};
-use crate::tables::{CHUNK_BYTE, FLY_TARGETS, NineSpec, Spec, TwelveSpec, with_spec};
+use crate::tables::{CHUNK_BYTE, FLY_TARGETS, LaskerSpec, NineSpec, Spec, TwelveSpec, with_spec};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
@@ -77,7 +77,7 @@ const ZOBRIST: Zobrist = {
 /// How a player moves at the moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
-    /// Pieces in hand: each turn places one.
+    /// Pieces in hand: each turn places one (in Lasker morris, or slides a piece on the board).
     Placing,
     /// Hand empty: each turn slides a piece to an adjacent empty point.
     Moving,
@@ -161,15 +161,15 @@ impl Position {
     }
 
     /// Builds a position of `rules`' variant from its parts, with the turn count set to the
-    /// turns that the placements made so far took (exact while pieces are in hand; once both
-    /// hands are empty the real count is unknown) and the N-move counter at zero (see
-    /// [`Position::with_counters`]).
+    /// turns that the placements made so far took (exact while pieces are in hand, except in
+    /// Lasker morris, whose slides while placing it cannot see; once both hands are empty the
+    /// real count is unknown) and the N-move counter at zero (see [`Position::with_counters`]).
     ///
     /// # Errors
     /// If the parts cannot arise in a game: overlapping pieces, more pieces for a player than
-    /// the variant has, hands that break the alternation of placements (White places first), a
-    /// pending removal with nothing to remove, or more `removals` pending than one move earns
-    /// in the variant.
+    /// the variant has, hands that break the alternation of placements (White places first;
+    /// not in Lasker morris, where a turn may slide instead), a pending removal with nothing to
+    /// remove, or more `removals` pending than one move earns in the variant.
     pub fn from_parts_for(
         rules: &Rules,
         white: BitBoard,
@@ -198,6 +198,7 @@ impl Position {
         let [w, b] = in_hand;
         let placer = if b == w { Color::White } else { Color::Black };
         let consistent = match (b as i16 - w as i16, w == 0 && b == 0) {
+            _ if rules.variant.slides_while_placing() => true,
             (_, true) => true,
             (0 | 1, false) => {
                 let mover = if removal_pending { placer.opponent() } else { placer };
@@ -452,6 +453,9 @@ impl Position {
         if self.removals > 0 {
             mask.0[0] = self.removable(rules).0 as u64;
         } else if self.in_hand[me] > 0 {
+            if rules.variant.slides_while_placing() {
+                return self.places_or_slides();
+            }
             mask.0[0] = self.empty().0 as u64;
         } else {
             // Every variant's generator inline: a mask returned by an out-of-line call would pass
@@ -461,12 +465,32 @@ impl Position {
             // hot path pays one compare, not one per variant (measured: with three arms,
             // `Position` playouts lost 3%).
             let flying = self.phase(self.side, rules) == Phase::Flying;
-            mask = match rules.variant {
-                Variant::Nine => self.moves::<NineSpec>(flying),
-                Variant::Twelve | Variant::Morabaraba => self.moves::<TwelveSpec>(flying),
+            mask = if rules.variant.is_nine() {
+                self.moves::<NineSpec>(flying)
+            } else if rules.variant.slides_while_placing() {
+                self.lasker_moves(flying)
+            } else {
+                self.moves::<TwelveSpec>(flying)
             };
         }
         mask
+    }
+
+    /// Lasker morris's turn with pieces in hand: the placements and the slides (never flights:
+    /// flying needs an empty hand). Out of line, off nine's path.
+    #[cold]
+    #[inline(never)]
+    fn places_or_slides(&self) -> ActionMask {
+        let mut mask = self.moves::<LaskerSpec>(false);
+        mask.0[0] |= self.empty().0 as u64;
+        mask
+    }
+
+    /// Lasker morris's slides or flights with an empty hand. Out of line, off nine's path.
+    #[cold]
+    #[inline(never)]
+    fn lasker_moves(&self, flying: bool) -> ActionMask {
+        self.moves::<LaskerSpec>(flying)
     }
 
     /// The slides (or, when `flying`, the flights) of the player to move, by `S`'s lines.
@@ -530,7 +554,7 @@ impl Position {
         let Some((from, to)) = action.as_movement() else {
             return Err(ActionError::OutOfRange(action));
         };
-        if self.in_hand(me) > 0 {
+        if self.in_hand(me) > 0 && !rules.variant.slides_while_placing() {
             return Err(ActionError::MustPlace(action));
         }
         if !self.pieces(me).has(from) {

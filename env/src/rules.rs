@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::board::{Board, NINE, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
-/// set it apart (docs/rules.md). Nine and twelve men's morris and morabaraba are played so far;
-/// the others of issue 25 (three and six men's morris, Lasker) join them one at a time.
+/// set it apart (docs/rules.md). Nine and twelve men's morris, morabaraba and Lasker morris are
+/// played so far; three and six men's morris (smaller boards) are to come.
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
@@ -27,11 +27,14 @@ pub enum Variant {
     /// Morabaraba: twelve men's morris's board, pieces and full-board draw, where closing two
     /// mills with one move earns two removals (each its own action).
     Morabaraba,
+    /// Lasker morris: nine men's board, 10 pieces a side, and while a player has pieces in
+    /// hand each turn either places one or slides one of their pieces on the board.
+    Lasker,
 }
 
 impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
-    pub const ALL: [Variant; 3] = [Variant::Nine, Variant::Twelve, Variant::Morabaraba];
+    pub const ALL: [Variant; 4] = [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
     /// of [`Variant::ALL`].
@@ -45,13 +48,14 @@ impl Variant {
         names
     };
 
-    /// Its number in files (shards): nine 0, twelve 1, morabaraba 2; a new variant takes the
-    /// next.
+    /// Its number in files (shards): nine 0, twelve 1, morabaraba 2, lasker 3; a new variant
+    /// takes the next.
     pub const fn id(self) -> u8 {
         match self {
             Variant::Nine => 0,
             Variant::Twelve => 1,
             Variant::Morabaraba => 2,
+            Variant::Lasker => 3,
         }
     }
 
@@ -60,19 +64,20 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.id() == id)
     }
 
-    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`.
+    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`, `"lasker"`.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Nine => "nine",
             Variant::Twelve => "twelve",
             Variant::Morabaraba => "morabaraba",
+            Variant::Lasker => "lasker",
         }
     }
 
     /// Its board: points, lines, mills and symmetries.
     pub const fn board(self) -> &'static Board {
         match self {
-            Variant::Nine => &NINE,
+            Variant::Nine | Variant::Lasker => &NINE,
             Variant::Twelve | Variant::Morabaraba => &TWELVE,
         }
     }
@@ -81,6 +86,7 @@ impl Variant {
     pub const fn pieces(self) -> u8 {
         match self {
             Variant::Nine => 9,
+            Variant::Lasker => 10,
             Variant::Twelve | Variant::Morabaraba => 12,
         }
     }
@@ -90,7 +96,7 @@ impl Variant {
     pub const fn max_removals(self) -> u8 {
         match self {
             Variant::Morabaraba => 2,
-            Variant::Nine | Variant::Twelve => 1,
+            Variant::Nine | Variant::Twelve | Variant::Lasker => 1,
         }
     }
 
@@ -98,6 +104,12 @@ impl Variant {
     /// closed while placing, so nobody can move).
     pub const fn full_board_draws(self) -> bool {
         matches!(self, Variant::Twelve | Variant::Morabaraba)
+    }
+
+    /// Whether a player with pieces in hand may slide a piece on the board instead of placing
+    /// (Lasker morris).
+    pub const fn slides_while_placing(self) -> bool {
+        matches!(self, Variant::Lasker)
     }
 
     /// Whether this is nine men's morris (files leave the variant out then, so that they read
@@ -194,20 +206,27 @@ impl Rules {
         Rules { variant: Variant::Morabaraba, ..Rules::standard() }
     }
 
-    /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"` or `"morabaraba"`.
+    /// Lasker morris under the standard draw rules: the preset `lasker`.
+    pub const fn lasker() -> Rules {
+        Rules { variant: Variant::Lasker, ..Rules::standard() }
+    }
+
+    /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"`, `"morabaraba"` or
+    /// `"lasker"`.
     pub fn preset(name: &str) -> Option<Rules> {
         match name {
             "standard" => Some(Rules::standard()),
             "openspiel" => Some(Rules::openspiel()),
             "twelve" => Some(Rules::twelve()),
             "morabaraba" => Some(Rules::morabaraba()),
+            "lasker" => Some(Rules::lasker()),
             _ => None,
         }
     }
 
     /// Names accepted by [`Rules::preset`]: nine men's morris's two, then one per other variant
     /// (under the standard draw rules).
-    pub const PRESETS: [&'static str; 4] = ["standard", "openspiel", "twelve", "morabaraba"];
+    pub const PRESETS: [&'static str; 5] = ["standard", "openspiel", "twelve", "morabaraba", "lasker"];
 }
 
 impl Default for Rules {

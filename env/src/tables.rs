@@ -208,6 +208,15 @@ impl Spec for NineSpec {
     const SLIDE: &'static [u32; 33] = &SLIDE_TARGETS;
 }
 
+/// Lasker morris's [`Spec`]: nine's tables, and up to 10 pieces on the board.
+pub(crate) struct LaskerSpec;
+
+impl Spec for LaskerSpec {
+    const VARIANT: Variant = Variant::Lasker;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = NineSpec::NEIGHBOURS;
+    const SLIDE: &'static [u32; 33] = NineSpec::SLIDE;
+}
+
 /// Twelve men's morris's [`Spec`].
 pub(crate) struct TwelveSpec;
 
@@ -241,6 +250,10 @@ macro_rules! with_spec {
             }
             $crate::rules::Variant::Morabaraba => {
                 type $S = $crate::tables::MorabarabaSpec;
+                $body
+            }
+            $crate::rules::Variant::Lasker => {
+                type $S = $crate::tables::LaskerSpec;
                 $body
             }
         }

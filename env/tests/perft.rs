@@ -1,6 +1,6 @@
 //! Perft node counts from the start position: nine men's morris against the table in rules.md
-//! (OpenSpiel 2.0.2), twelve men's morris against the reference model (tests/properties) to
-//! depth 4 and hand counts beyond.
+//! (OpenSpiel 2.0.2), twelve men's morris, morabaraba and Lasker morris against the reference
+//! model (tests/properties) to depth 4 and hand counts beyond.
 
 use morris_env::{Game, Rules, Variant, perft};
 
@@ -49,6 +49,20 @@ fn perft_twelve() {
 fn perft_morabaraba_is_twelves_until_a_double_mill_can_close() {
     let rules = Rules { variant: Variant::Morabaraba, ..Rules::openspiel() };
     let counts = [24, 552, 12_144, 255_024, 5_100_480, 96_052_320];
+    for (depth, nodes) in (1..).zip(counts) {
+        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
+    }
+}
+
+/// Lasker morris: nine's first two plies (nothing to slide before both have placed); from ply 3
+/// on, a turn with pieces in hand may also slide. Depth 3 is the hand count 22·552 placements
+/// plus 1,408 slides (each of White's 24 first points, against each of Black's 23 replies, has
+/// its 2-4 neighbours less Black's piece: 23·64 − 64 = 1,408). Depth 4 is also checked against
+/// the reference model (tests/properties).
+#[test]
+fn perft_lasker() {
+    let rules = Rules { variant: Variant::Lasker, ..Rules::openspiel() };
+    let counts = [24, 552, 13_552, 319_176, 7_871_032, 185_274_424];
     for (depth, nodes) in (1..).zip(counts) {
         assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
     }

@@ -740,7 +740,8 @@ fn presets_have_the_values_of_rules_md() {
         Rules::preset("morabaraba"),
         Some(Rules { variant: Variant::Morabaraba, ..Rules::standard() })
     );
-    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba"]);
+    assert_eq!(Rules::preset("lasker"), Some(Rules { variant: Variant::Lasker, ..Rules::standard() }));
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba", "lasker"]);
     for v in Variant::ALL {
         assert_eq!(Variant::from_id(v.id()), Some(v), "{v}");
     }
@@ -822,7 +823,7 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     assert!(e.to_string().contains("six"), "{e}");
     let e = "six".parse::<Variant>().unwrap_err();
     assert_eq!(e, morris_env::UnknownVariant { name: "six".into() });
-    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve, morabaraba)");
+    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve, morabaraba, lasker)");
     let twelve: Rules =
         toml::from_str("variant = \"twelve\"\nflying = true\nn_move_rule = 100\nthreefold_repetition = true")
             .unwrap();
@@ -1218,4 +1219,93 @@ fn morabaraba_second_removal_gives_way_to_a_win_or_an_empty_board() {
     assert_eq!((p.removals_pending(), p.current_player()), (0, Color::Black));
     assert_eq!(p.hash(), p.compute_hash());
     assert_eq!(p.outcome(&rules), Outcome::Ongoing);
+}
+
+// ----- Lasker morris ---------------------------------------------------------------------------
+
+fn lasker_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
+    Position::from_parts_for(&Rules::lasker(), bb(white), bb(black), in_hand, side, 0)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+/// With pieces in hand a Lasker turn places or slides along a line (never flies, even with 3
+/// pieces on the board); the slide keeps the hand, counts as a quiet ply and passes the turn.
+/// Nine men's morris refuses the same slide.
+#[test]
+fn lasker_turn_with_pieces_in_hand_places_or_slides() {
+    let rules = Rules::lasker();
+    assert_eq!(Position::start_for(&rules).in_hand(Color::White), 10);
+    let pos = lasker_position(&["a7", "g1", "d3"], &["d7"], [7, 9], Color::White);
+    let slides =
+        move_actions(&[("a7", "a4"), ("g1", "g4"), ("g1", "d1"), ("d3", "c3"), ("d3", "e3"), ("d3", "d2")]);
+    let want: BTreeSet<Action> = empty_points(&pos).union(&slides).copied().collect();
+    assert_eq!(legal(&pos, &rules), want);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Placing);
+    assert_eq!(
+        pos.check(mv("a7", "b6"), &rules),
+        Err(ActionError::NotAdjacent { from: pt("a7"), to: pt("b6") })
+    );
+    let mut next = pos;
+    next.apply(mv("a7", "a4"), &rules).unwrap();
+    assert_eq!((next.in_hand(Color::White), next.current_player(), next.quiet_plies()), (7, Color::Black, 1));
+    assert_eq!(next.hash(), next.compute_hash());
+    // The same slide in nine men's morris: placing comes first.
+    let nine = position(&["a7", "g1", "d3"], &["d7"], [6, 6], Color::White, false);
+    assert_eq!(nine.check(mv("a7", "a4"), &Rules::standard()), Err(ActionError::MustPlace(mv("a7", "a4"))));
+}
+
+/// A slide while placing that closes a mill earns a removal, as a placement does.
+#[test]
+fn lasker_slide_while_placing_closes_a_mill() {
+    let rules = Rules::lasker();
+    let mut pos = lasker_position(&["a7", "d7", "g4"], &["d1", "d2"], [7, 8], Color::White);
+    pos.apply(mv("g4", "g7"), &rules).unwrap();
+    assert!(pos.is_removal_pending());
+    assert_eq!(legal(&pos, &rules), point_actions(&["d1", "d2"]));
+    pos.apply(at("d2"), &rules).unwrap();
+    assert_eq!((pos.current_player(), pos.quiet_plies(), pos.in_hand(Color::White)), (Color::Black, 0, 7));
+}
+
+/// Hands in Lasker morris need not alternate (a turn may slide instead of placing), so
+/// `from_parts_for` takes any hands and either side to move; nine men's morris refuses them.
+#[test]
+fn lasker_hands_need_not_alternate() {
+    for side in Color::ALL {
+        assert!(
+            Position::from_parts_for(&Rules::lasker(), bb(&["a7"]), bb(&["g7"]), [3, 9], side, 0).is_ok()
+        );
+    }
+    assert_eq!(
+        Position::from_parts_for(&Rules::standard(), bb(&["a7"]), bb(&["g7"]), [3, 8], Color::White, 0),
+        Err(morris_env::PositionError::InconsistentHands)
+    );
+    assert_eq!(
+        Position::from_parts_for(&Rules::lasker(), bb(&["a7", "d7"]), bb(&["g7"]), [9, 9], Color::White, 0),
+        Err(morris_env::PositionError::TooManyPieces(Color::White))
+    );
+}
+
+/// Threefold repetition counts across placements and slides mixed in Lasker morris's placing
+/// phase: a placement changes the material, so the positions before it never match, and the
+/// slides after it repeat as in the moving phase.
+#[test]
+fn lasker_repetition_with_placements_interleaved() {
+    let mut game = Game::new(Rules::lasker());
+    // Placements and slides mixed; the position after the placement of b6 (White: d7 b6,
+    // Black: d1, Black to move) is the first of its kind.
+    for m in ["a7", "g1", "a7-d7", "g1-d1", "b6"] {
+        game.play_notation(m).unwrap();
+    }
+    assert_eq!(game.repetitions(), 1);
+    for m in ["d1-g1", "d7-a7", "g1-d1", "a7-d7"] {
+        game.play_notation(m).unwrap();
+    }
+    assert_eq!(game.repetitions(), 2);
+    assert_eq!(game.outcome(), Outcome::Ongoing);
+    for m in ["d1-g1", "d7-a7", "g1-d1", "a7-d7"] {
+        game.play_notation(m).unwrap();
+    }
+    assert_eq!(game.repetitions(), 3);
+    assert_eq!(game.outcome(), Outcome::Draw(DrawReason::ThreefoldRepetition));
+    assert_eq!((game.position().in_hand(Color::White), game.position().in_hand(Color::Black)), (8, 9));
 }

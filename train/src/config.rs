@@ -71,11 +71,11 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RulesConfig {
-    /// A preset of [`Rules::PRESETS`]: `standard`, `openspiel` (nine men's morris), `twelve`
-    /// or `morabaraba` (those games under the standard draw rules).
+    /// A preset of [`Rules::PRESETS`]: `standard`, `openspiel` (nine men's morris), `twelve`,
+    /// `morabaraba` or `lasker` (those games under the standard draw rules).
     pub preset: String,
-    /// The game of the morris family, when not the preset's: `nine`, `twelve` or `morabaraba`
-    /// (the preset's draw rules stay). The network follows it (`model.variant`, when `[model]`
+    /// The game of the morris family, when not the preset's: `nine`, `twelve`, `morabaraba` or
+    /// `lasker` (the preset's draw rules stay). The network follows it (`model.variant`, when `[model]`
     /// does not name it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<Variant>,

@@ -31,7 +31,7 @@ pub struct Session {
 pub struct View {
     /// Session id.
     pub id: String,
-    /// The game of the morris family: `nine`, `twelve` or `morabaraba`.
+    /// The game of the morris family: `nine`, `twelve`, `morabaraba` or `lasker`.
     pub variant: &'static str,
     /// The board's points, by name.
     pub points: Vec<&'static str>,

@@ -1,10 +1,10 @@
-//! Random games and positions for the properties, under four rule sets.
+//! Random games and positions for the properties, under ten rule sets.
 
 use morris_env::{Action, ActionMask, Game, Position, Rng, Rules, Variant};
 
 /// Rule sets under test: both presets, standard without flying, a short variant whose draw
-/// rules fire early, and twelve men's morris and morabaraba with the standard draw rules and
-/// with OpenSpiel's.
+/// rules fire early, and twelve men's morris, morabaraba and Lasker morris with the standard
+/// draw rules and with OpenSpiel's.
 pub(crate) fn rules_of(i: u8) -> Rules {
     match i % RULE_SETS {
         0 => Rules::standard(),
@@ -14,12 +14,14 @@ pub(crate) fn rules_of(i: u8) -> Rules {
         4 => Rules::twelve(),
         5 => Rules { variant: Variant::Twelve, ..Rules::openspiel() },
         6 => Rules::morabaraba(),
-        _ => Rules { variant: Variant::Morabaraba, ..Rules::openspiel() },
+        7 => Rules { variant: Variant::Morabaraba, ..Rules::openspiel() },
+        8 => Rules::lasker(),
+        _ => Rules { variant: Variant::Lasker, ..Rules::openspiel() },
     }
 }
 
 /// How many rule sets [`rules_of`] gives.
-pub(crate) const RULE_SETS: u8 = 8;
+pub(crate) const RULE_SETS: u8 = 10;
 
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()

@@ -1,8 +1,9 @@
 //! The slow reference model of the rules, written from `rules.md` alone: its own adjacency
 //! list, mill list, "in mill" test, flying condition, removal rule and placement rule, for nine
-//! men's morris, twelve (nine's board with the four diagonals, 12 pieces, a full board drawn)
-//! and morabaraba (twelve with a removal for each mill a move closes, up to two). It never reads
-//! the crate's tables or its move generator.
+//! men's morris, twelve (nine's board with the four diagonals, 12 pieces, a full board drawn),
+//! morabaraba (twelve with a removal for each mill a move closes, up to two) and Lasker morris
+//! (nine's board, 10 pieces, slides allowed while pieces are in hand). It never reads the
+//! crate's tables or its move generator.
 
 use morris_env::features::encode;
 use morris_env::{
@@ -90,6 +91,8 @@ pub(crate) struct RefState {
     pub(crate) twelve: bool,
     /// Morabaraba: a removal per mill closed, up to two.
     pub(crate) double: bool,
+    /// Lasker morris: 10 pieces, and a turn with pieces in hand may slide instead of placing.
+    pub(crate) lasker: bool,
 }
 
 /// What makes two states "the same position" for repetition (counters excluded).
@@ -98,8 +101,19 @@ pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, u8);
 impl RefState {
     pub(crate) fn start(rules: &Rules) -> RefState {
         let (twelve, double) = board_of(rules);
-        let n = if twelve { 12 } else { 9 };
-        RefState { board: [0, 0], hand: [n, n], side: 0, pending: 0, quiet: 0, turns: 0, twelve, double }
+        let n = ref_pieces(rules);
+        let lasker = ref_lasker(rules);
+        RefState {
+            board: [0, 0],
+            hand: [n, n],
+            side: 0,
+            pending: 0,
+            quiet: 0,
+            turns: 0,
+            twelve,
+            double,
+            lasker,
+        }
     }
 
     pub(crate) fn of(pos: &Position, rules: &Rules) -> RefState {
@@ -107,6 +121,7 @@ impl RefState {
         RefState {
             twelve,
             double,
+            lasker: ref_lasker(rules),
             board: [pos.pieces(Color::White).0, pos.pieces(Color::Black).0],
             hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
             side: pos.current_player().index(),
@@ -144,6 +159,16 @@ impl RefState {
         } else if self.hand[me] > 0 {
             for (p, l) in legal.iter_mut().enumerate().take(24) {
                 *l = self.empty(p);
+            }
+            // Lasker: or slide a piece along a line (flying needs an empty hand).
+            if self.lasker {
+                for from in points(self.board[me]) {
+                    for to in 0..24 {
+                        if self.empty(to) && ref_adjacent(from, to) {
+                            legal[24 + from * 24 + to] = true;
+                        }
+                    }
+                }
             }
         } else {
             let flying = self.flies(me, rules);
@@ -258,7 +283,7 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         std::array::from_fn(|p| has(r.board[opp], p) as u8 as f32),
         std::array::from_fn(|p| r.empty(p) as u8 as f32),
     ];
-    let pieces = if r.twelve { 12.0 } else { 9.0 };
+    let pieces = ref_pieces(rules) as f32;
     // Removals pending, as a fraction of the most a move earns (two in morabaraba).
     let removals = r.pending as f32 / if r.double { 2.0 } else { 1.0 };
     let constants = [
@@ -294,15 +319,28 @@ pub(crate) fn assert_observation_matches(
     }
 }
 
-/// Whether `rules`' variant is played on twelve's board with its pieces (else nine's), and
-/// whether a move earns a removal per mill it closes (morabaraba): the reference knows these
-/// three variants.
+/// Whether `rules`' variant is played on twelve's board (else nine's), and whether a move earns
+/// a removal per mill it closes (morabaraba): the reference knows these four variants.
 pub(crate) fn board_of(rules: &Rules) -> (bool, bool) {
     match rules.variant {
-        Variant::Nine => (false, false),
+        Variant::Nine | Variant::Lasker => (false, false),
         Variant::Twelve => (true, false),
         Variant::Morabaraba => (true, true),
     }
+}
+
+/// Pieces each player starts with: 9 in nine men's morris, 10 in Lasker's, 12 on twelve's board.
+pub(crate) fn ref_pieces(rules: &Rules) -> u8 {
+    match rules.variant {
+        Variant::Nine => 9,
+        Variant::Lasker => 10,
+        Variant::Twelve | Variant::Morabaraba => 12,
+    }
+}
+
+/// Whether a turn with pieces in hand may slide instead of placing (Lasker morris).
+pub(crate) fn ref_lasker(rules: &Rules) -> bool {
+    rules.variant == Variant::Lasker
 }
 
 pub(crate) fn color(i: usize) -> Color {

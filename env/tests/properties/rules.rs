@@ -16,7 +16,9 @@ use super::symmetry::check_symmetries_on;
 /// piece standing in a mill, flying, crowded boards and large counters.
 fn synthetic_position(seed: u64, rules: &Rules) -> Position {
     let (twelve, double) = board_of(rules);
-    let n: u8 = if twelve { 12 } else { 9 };
+    let n = ref_pieces(rules);
+    // Lasker: hands need not alternate (a turn may slide instead of placing).
+    let lasker = ref_lasker(rules);
     let mills: Vec<[usize; 3]> =
         REF_MILLS.iter().chain(if twelve { &REF_DIAGONALS[..] } else { &[] }).copied().collect();
     let mut rng = Rng::seed_from_u64(seed);
@@ -116,7 +118,9 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         // Random boards, with hands as placements leave them: White places first, so Black
         // holds as many pieces in hand as White, or one more.
         _ => {
-            if rng.below(2) == 1 {
+            if lasker && rng.below(2) == 1 {
+                hands = [rng.below(n as u32 + 1) as u8, rng.below(n as u32 + 1) as u8];
+            } else if rng.below(2) == 1 {
                 let w = rng.below(n as u32 + 1) as u8;
                 hands = [w, (w + rng.below(2) as u8).min(n)];
             }
@@ -136,7 +140,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
             }
         }
     }
-    let pending = if hands == [0, 0] {
+    let pending = if hands == [0, 0] || lasker {
         want_pending && boards[1 - side] != 0
     } else {
         // The placer is to place, or the other player, who just placed, is to remove.
@@ -336,12 +340,11 @@ fn ref_perft(r: &RefState, rules: &Rules, depth: u32) -> u64 {
 
 /// Perft from the start (depth 4), from random positions of random games and from synthetic
 /// positions (depth 2; the synthetic ones hold whole mills, where morabaraba's double mills
-/// and second removals turn up) agrees with the reference model's, for nine and twelve men's
-/// morris and morabaraba.
+/// and second removals turn up) agrees with the reference model's, for every variant.
 #[test]
 fn perft_matches_the_reference() {
     use morris_env::Variant;
-    for variant in [Variant::Nine, Variant::Twelve, Variant::Morabaraba] {
+    for variant in Variant::ALL {
         let rules = Rules { variant, ..Rules::openspiel() };
         let mut double_mills = 0;
         let start = RefState::start(&rules);
