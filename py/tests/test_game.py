@@ -218,3 +218,17 @@ def test_twelve_mens_morris_plays_by_its_rules():
         morris.play_match("random", "random", pairs=1, rules=twelve)
     with pytest.raises(ValueError, match="agents: nine men's morris only so far, not twelve"):
         morris.Agent("random").choose(g)
+
+
+def test_lasker_morris_slides_while_placing():
+    g = morris.Game("lasker", moves="a7 g1")
+    assert g.rules["variant"] == "lasker" and g.pieces_in_hand == (9, 9)
+    legal = {g.action_to_notation(int(a)) for a in g.legal_actions()}
+    # 22 empty points to place on, and the slides of a7 along its lines.
+    assert {"a7-d7", "a7-a4"} <= legal and len(legal) == 22 + 2
+    g.play("a7-d7")
+    assert g.pieces_in_hand == (9, 9) and g.current_player == 1
+    assert g.observation()[3, 0] == pytest.approx(9 / 10)  # Black's hand over 10
+    # Nine men's morris places first.
+    with pytest.raises(morris.IllegalActionError, match="pieces in hand must be placed first"):
+        morris.Game(moves="a7 g1 a7-d7")

@@ -89,9 +89,9 @@ function wdlText(wdl) {
 function targets() {
   if (!game || game.over || game.to_move !== game.human) return [];
   if (game.removal_pending) return game.legal.map(m => m.slice(1));
-  if (game.phase === "placing") return game.legal;
-  if (!selected) return [...new Set(game.legal.map(m => m.split("-")[0]))];
-  return game.legal.filter(m => m.startsWith(selected + "-")).map(m => m.split("-")[1]);
+  // Placements (points) and moves (from-to) may be legal together: Lasker morris slides while placing.
+  if (selected) return game.legal.filter(m => m.startsWith(selected + "-")).map(m => m.split("-")[1]);
+  return [...new Set(game.legal.map(m => m.split("-")[0]))];
 }
 
 function render() {
@@ -142,16 +142,17 @@ function click(p) {
   if (game.removal_pending) {
     return game.legal.includes("x" + p) ? send("x" + p) : say(`You closed a mill: remove an opposing piece that is not in a mill, not ${p}.`);
   }
-  if (game.phase === "placing") {
-    return game.legal.includes(p) ? send(p) : say(`${p} is not a legal placement.`);
-  }
   if (selected && game.legal.includes(`${selected}-${p}`)) return send(`${selected}-${p}`);
+  if (game.legal.includes(p)) return send(p);
   if (game.legal.some(m => m.startsWith(p + "-"))) {
     selected = p;
     say("");
+  } else if (game.phase === "placing" && !game.legal.some(m => m.includes("-"))) {
+    selected = null;
+    say(`${p} is not a legal placement.`);
   } else {
     selected = null;
-    say(`${p}: not a piece of yours that can move${game.phase === "flying" ? " (you may fly to any empty point)" : ""}.`);
+    say(`${p}: not a piece of yours that can move${game.phase === "flying" ? " (you may fly to any empty point)" : game.phase === "placing" ? ", nor an empty point to place on" : ""}.`);
   }
   render();
 }

@@ -118,7 +118,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     let (_, info) = call(&app, "GET", "/api/info", None).await;
     assert_eq!(
         (info["model_variant"].as_str(), info["variants"].as_array().map(Vec::len)),
-        (Some("nine"), Some(3))
+        (Some("nine"), Some(4))
     );
     let body = json!({"human": "white", "variant": "twelve", "opponent": {"kind": "minimax", "depth": 1}});
     let mut view = new_game(&app, body).await;
@@ -160,6 +160,22 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
         assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
         assert!(err["error"].as_str().unwrap().contains(needle), "{err}");
     }
+    // Lasker morris: nine's board, 10 in hand, and a slide among the legal moves while placing.
+    let body = json!({"human": "white", "variant": "lasker", "opponent": {"kind": "minimax", "depth": 1}});
+    let view = new_game(&app, body).await;
+    assert_eq!((view["variant"].as_str(), view["lines"].as_array().unwrap().len()), (Some("lasker"), 32));
+    let id = view["id"].as_str().unwrap().to_string();
+    let (status, view) =
+        call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(r#"{"move": "a7"}"#)).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    let slide = legal(&view).into_iter().find(|m| m.starts_with("a7-")).expect("a slide from a7");
+    let (status, view) =
+        call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": slide}).to_string()))
+            .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["moves"][2], json!(slide));
+    assert_eq!(view["in_hand"][0], 9, "{view}");
+
     // Left out, the variant is nine men's morris, and the model plays it.
     let view = new_game(&app, json!({"opponent": {"kind": "model", "simulations": 2}})).await;
     assert_eq!((view["variant"].as_str(), view["lines"].as_array().unwrap().len()), (Some("nine"), 32));

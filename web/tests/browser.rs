@@ -172,6 +172,24 @@ async fn play_undo_and_view_games_in_headless_chromium() {
     std::fs::write(shots.join("twelve.png"), c.screenshot().await.expect("screenshot"))
         .expect("save twelve.png");
 
+    // Lasker morris: while placing, a click on one's own piece selects it and a click on an
+    // empty neighbour slides it there.
+    click(&c, "#variant option[value=lasker]").await;
+    click(&c, "#new").await;
+    until("a game of Lasker morris", 20, || async {
+        count(&c, "#board line").await == 32 && count(&c, "#moves li").await == 0
+    })
+    .await;
+    click(&c, "#board-pt-a7").await;
+    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
+    let to = if c.find(Locator::Css("#board-piece-d7")).await.is_err() { "d7" } else { "a4" };
+    click(&c, "#board-pt-a7").await;
+    click(&c, &format!("#board-pt-{to}")).await;
+    until("the slide and its answer", 30, || async { count(&c, "#moves li").await == 4 }).await;
+    assert_eq!(text(&c, "#moves li:nth-child(3)").await, format!("a7-{to}"));
+    let status = text(&c, "#status").await;
+    assert!(status.contains("in hand 9 / "), "{status}");
+
     // The viewer: the checked-in games, stepped through with the evaluation curve.
     click(&c, "#tab-games").await;
     until("the games list", 10, || async { count(&c, "#game-list tr.row").await == 4 }).await;
