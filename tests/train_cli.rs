@@ -872,3 +872,46 @@ fn a_twelve_mens_morris_run_records_its_variant_resumes_and_is_refused_by_nine()
     assert!(!o.status.success() && stderr.contains("model.variant"), "{stderr}");
     assert!(!scratch.path().join("bad").exists(), "nothing written for a bad config");
 }
+
+/// Lasker morris through training, as twelve's above in brief: a run under `rules.preset =
+/// "lasker"` writes shards of variant 3 (games whose placements mix with slides), resumes, and its
+/// export plays a match under Lasker's rules.
+#[test]
+fn a_lasker_morris_run_records_its_variant_resumes_and_plays_a_match() {
+    let scratch = scratch();
+    let run = scratch.path().join("run");
+    let run_s = run.to_str().unwrap();
+    let lasker = [
+        "--set",
+        "rules.preset=lasker",
+        "--set",
+        "schedule.total_steps=20",
+        "--set",
+        "schedule.eval_every=0",
+    ];
+    let o = train(&[&["--config", &tiny(), "--run-dir", run_s, "--quiet"][..], &lasker[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    for shard in fs::read_dir(run.join("games")).unwrap() {
+        let bytes = fs::read(shard.unwrap().path()).unwrap();
+        assert_eq!((u32::from_le_bytes(bytes[8..12].try_into().unwrap()), bytes[20]), (5, 3), "v5, lasker");
+    }
+    let o = train(&["--resume", run_s, "--set", "schedule.total_steps=30"]);
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success() && stdout.contains("finished at step 30"), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("warning"), "Lasker's shards are read back: {stderr}");
+
+    let exported = scratch.path().join("exported");
+    let eval =
+        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval");
+    let o = eval(&["export", "--checkpoint", run_s, "--out", exported.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let card = fs::read_to_string(exported.join("model.json")).unwrap();
+    assert!(card.contains("\"variant\": \"lasker\"") && card.contains("\"rules\": \"lasker\""), "{card}");
+    let model = format!("az:model={},sims=4", exported.display());
+    let o = eval(&["match", &model, "minimax:depth=1", "--pairs", "1", "--rules", "lasker"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = eval(&["match", &model, "random", "--pairs", "1", "--rules", "twelve"]);
+    let (_, stderr) = text(&o);
+    assert!(stderr.contains("plays the 'lasker' variant, but the game is 'twelve'"), "{stderr}");
+}
