@@ -603,6 +603,7 @@ mod tests {
             ("gpu", include_str!("../../configs/gpu.toml")),
             ("twelve", include_str!("../../configs/twelve.toml")),
             ("lasker", include_str!("../../configs/lasker.toml")),
+            ("morabaraba", include_str!("../../configs/morabaraba.toml")),
         ] {
             let c = TrainConfig::from_toml(text, &[]).unwrap_or_else(|e| panic!("configs/{file}.toml: {e}"));
             assert_eq!(c.selfplay_device(), ("run.device", c.run.device.as_str()), "{file}");
