@@ -12,6 +12,10 @@ fn train(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_train")).args(args).output().expect("run train")
 }
 
+fn eval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval")
+}
+
 fn text(o: &Output) -> (String, String) {
     (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -812,6 +816,48 @@ fn ten_kills_and_resumes_leave_no_leftovers_and_never_log_a_step_twice() {
     assert_eq!(steps.last(), Some(&(last + 20)));
 }
 
+/// Runs `tiny.toml` under the preset of `variant` (numbered `id` in shards) for `steps`, checks
+/// that its shards record the variant and that it resumes for `steps / 2` more, exports it and
+/// checks the card, and plays a match under its rules. Returns the `az:` spec of the export.
+fn variant_run_resumes_exports_and_plays(scratch: &Path, variant: &str, id: u8, steps: u32) -> String {
+    let run = scratch.join("run");
+    let run_s = run.to_str().unwrap();
+    let (preset, total) = (format!("rules.preset={variant}"), format!("schedule.total_steps={steps}"));
+    let set = ["--set", &preset, "--set", &total, "--set", "schedule.eval_every=0"];
+    let o = train(&[&["--config", &tiny(), "--run-dir", run_s, "--quiet"][..], &set[..]].concat());
+    let (stdout, stderr) = text(&o);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    let config = fs::read_to_string(run.join(format!("checkpoints/step-{steps}/config.json"))).unwrap();
+    assert!(config.contains(&format!("\"variant\": \"{variant}\"")), "{config}");
+    for shard in fs::read_dir(run.join("games")).unwrap() {
+        let bytes = fs::read(shard.unwrap().path()).unwrap();
+        assert_eq!(
+            (u32::from_le_bytes(bytes[8..12].try_into().unwrap()), bytes[20]),
+            (5, id),
+            "v5, {variant}"
+        );
+    }
+    let resumed = steps + steps / 2;
+    let o = train(&["--resume", run_s, "--set", &format!("schedule.total_steps={resumed}")]);
+    let (stdout, stderr) = text(&o);
+    assert!(
+        o.status.success() && stdout.contains(&format!("finished at step {resumed}")),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{variant}'s shards are read back: {stderr}");
+
+    let exported = scratch.join("exported");
+    let o = eval(&["export", "--checkpoint", run_s, "--out", exported.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let card = fs::read_to_string(exported.join("model.json")).unwrap();
+    let (v, r) = (format!("\"variant\": \"{variant}\""), format!("\"rules\": \"{variant}\""));
+    assert!(card.contains(&v) && card.contains(&r), "{card}");
+    let model = format!("az:model={},sims=4", exported.display());
+    let o = eval(&["match", &model, "minimax:depth=1", "--pairs", "1", "--rules", variant]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    model
+}
+
 /// Twelve men's morris through training: `rules.preset = "twelve"` trains a network that records
 /// its variant (in its config, its shards and its export), resumes, plays a match under twelve's
 /// rules, and is refused, naming both variants, under nine's; a network that says it plays
@@ -819,40 +865,7 @@ fn ten_kills_and_resumes_leave_no_leftovers_and_never_log_a_step_twice() {
 #[test]
 fn a_twelve_mens_morris_run_records_its_variant_resumes_and_is_refused_by_nine() {
     let scratch = scratch();
-    let run = scratch.path().join("run");
-    let run_s = run.to_str().unwrap();
-    let twelve = [
-        "--set",
-        "rules.preset=twelve",
-        "--set",
-        "schedule.total_steps=40",
-        "--set",
-        "schedule.eval_every=0",
-    ];
-    let o = train(&[&["--config", &tiny(), "--run-dir", run_s, "--quiet"][..], &twelve[..]].concat());
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stdout}\n{stderr}");
-    let config = fs::read_to_string(run.join("checkpoints/step-40/config.json")).unwrap();
-    assert!(config.contains("\"variant\": \"twelve\""), "{config}");
-    for shard in fs::read_dir(run.join("games")).unwrap() {
-        let bytes = fs::read(shard.unwrap().path()).unwrap();
-        assert_eq!((u32::from_le_bytes(bytes[8..12].try_into().unwrap()), bytes[20]), (5, 1), "v5, twelve");
-    }
-    let o = train(&["--resume", run_s, "--set", "schedule.total_steps=60"]);
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success() && stdout.contains("finished at step 60"), "{stdout}\n{stderr}");
-    assert!(!stderr.contains("warning"), "twelve's shards are read back: {stderr}");
-
-    let exported = scratch.path().join("exported");
-    let eval =
-        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval");
-    let o = eval(&["export", "--checkpoint", run_s, "--out", exported.to_str().unwrap()]);
-    assert!(o.status.success(), "{:?}", text(&o));
-    let card = fs::read_to_string(exported.join("model.json")).unwrap();
-    assert!(card.contains("\"variant\": \"twelve\"") && card.contains("\"rules\": \"twelve\""), "{card}");
-    let model = format!("az:model={},sims=4", exported.display());
-    let o = eval(&["match", &model, "minimax:depth=1", "--pairs", "1", "--rules", "twelve"]);
-    assert!(o.status.success(), "{:?}", text(&o));
+    let model = variant_run_resumes_exports_and_plays(scratch.path(), "twelve", 1, 40);
     let o = eval(&["match", &model, "random", "--pairs", "1"]);
     let (_, stderr) = text(&o);
     assert!(!o.status.success(), "a twelve model under nine's rules");
@@ -873,44 +886,13 @@ fn a_twelve_mens_morris_run_records_its_variant_resumes_and_is_refused_by_nine()
     assert!(!scratch.path().join("bad").exists(), "nothing written for a bad config");
 }
 
-/// Lasker morris through training, as twelve's above in brief: a run under `rules.preset =
-/// "lasker"` writes shards of variant 3 (games whose placements mix with slides), resumes, and its
-/// export plays a match under Lasker's rules.
+/// Lasker morris through training, as twelve's above: a run under `rules.preset = "lasker"`
+/// writes shards of variant 3 (games whose placements mix with slides), resumes, and its export
+/// plays a match under Lasker's rules and is refused under twelve's.
 #[test]
 fn a_lasker_morris_run_records_its_variant_resumes_and_plays_a_match() {
     let scratch = scratch();
-    let run = scratch.path().join("run");
-    let run_s = run.to_str().unwrap();
-    let lasker = [
-        "--set",
-        "rules.preset=lasker",
-        "--set",
-        "schedule.total_steps=20",
-        "--set",
-        "schedule.eval_every=0",
-    ];
-    let o = train(&[&["--config", &tiny(), "--run-dir", run_s, "--quiet"][..], &lasker[..]].concat());
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success(), "{stdout}\n{stderr}");
-    for shard in fs::read_dir(run.join("games")).unwrap() {
-        let bytes = fs::read(shard.unwrap().path()).unwrap();
-        assert_eq!((u32::from_le_bytes(bytes[8..12].try_into().unwrap()), bytes[20]), (5, 3), "v5, lasker");
-    }
-    let o = train(&["--resume", run_s, "--set", "schedule.total_steps=30"]);
-    let (stdout, stderr) = text(&o);
-    assert!(o.status.success() && stdout.contains("finished at step 30"), "{stdout}\n{stderr}");
-    assert!(!stderr.contains("warning"), "Lasker's shards are read back: {stderr}");
-
-    let exported = scratch.path().join("exported");
-    let eval =
-        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_eval")).args(args).output().expect("run eval");
-    let o = eval(&["export", "--checkpoint", run_s, "--out", exported.to_str().unwrap()]);
-    assert!(o.status.success(), "{:?}", text(&o));
-    let card = fs::read_to_string(exported.join("model.json")).unwrap();
-    assert!(card.contains("\"variant\": \"lasker\"") && card.contains("\"rules\": \"lasker\""), "{card}");
-    let model = format!("az:model={},sims=4", exported.display());
-    let o = eval(&["match", &model, "minimax:depth=1", "--pairs", "1", "--rules", "lasker"]);
-    assert!(o.status.success(), "{:?}", text(&o));
+    let model = variant_run_resumes_exports_and_plays(scratch.path(), "lasker", 3, 20);
     let o = eval(&["match", &model, "random", "--pairs", "1", "--rules", "twelve"]);
     let (_, stderr) = text(&o);
     assert!(stderr.contains("plays the 'lasker' variant, but the game is 'twelve'"), "{stderr}");

@@ -213,20 +213,34 @@ impl Rules {
 
     /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"`, `"morabaraba"` or
     /// `"lasker"`.
+    /// Every variant but nine is a preset of its own name, under the standard draw rules.
     pub fn preset(name: &str) -> Option<Rules> {
         match name {
             "standard" => Some(Rules::standard()),
             "openspiel" => Some(Rules::openspiel()),
-            "twelve" => Some(Rules::twelve()),
-            "morabaraba" => Some(Rules::morabaraba()),
-            "lasker" => Some(Rules::lasker()),
-            _ => None,
+            _ => name
+                .parse::<Variant>()
+                .ok()
+                .filter(|v| !v.is_nine())
+                .map(|variant| Rules { variant, ..Rules::standard() }),
         }
     }
 
     /// Names accepted by [`Rules::preset`]: nine men's morris's two, then one per other variant
-    /// (under the standard draw rules).
-    pub const PRESETS: [&'static str; 5] = ["standard", "openspiel", "twelve", "morabaraba", "lasker"];
+    /// (under the standard draw rules), in the order of [`Variant::ALL`].
+    pub const PRESETS: [&'static str; Variant::ALL.len() + 1] = {
+        let mut names = [""; Variant::ALL.len() + 1];
+        names[0] = "standard";
+        names[1] = "openspiel";
+        // Nine comes first in `Variant::ALL` and is played by the two above.
+        assert!(Variant::ALL[0].is_nine());
+        let mut i = 1;
+        while i < Variant::ALL.len() {
+            names[i + 1] = Variant::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 }
 
 impl Default for Rules {
