@@ -1,7 +1,7 @@
 //! Board geometries as data: a morris board is its points' names, its mills and its drawn lines, and every table the rules use (adjacency, mills through a point, symmetries) is derived from those at compile time.
 //!
-//! The nine men's morris board ([`NINE`]) and twelve's ([`TWELVE`], nine's with the diagonals)
-//! exist so far; the crate's nine-only code reads nine's tables through [`crate::tables`],
+//! The nine men's morris board ([`NINE`]), twelve's ([`TWELVE`], nine's with the diagonals) and
+//! six's ([`SIX`], two squares, no game plays it yet) exist so far; the crate's nine-only code reads nine's tables through [`crate::tables`],
 //! [`crate::Point`] and [`crate::Symmetry`], and the rules read a variant's board through
 //! [`crate::Variant::board`]. The other boards of the morris family
 //! (docs/plans/morris-family.md) are further constants of the same type.
@@ -364,6 +364,26 @@ pub(crate) const TWELVE_MILLS: [[u8; 3]; 20] = {
 /// 16 symmetries (the same maps as nine's: each keeps the diagonals).
 pub const TWELVE: Board = Board::new("twelve", 7, &POINT_NAMES, &TWELVE_MILLS, &[]);
 
+/// The points of the six men's morris board on the 5 × 5 lattice, row by row from the top left:
+/// the outer square's corners and midpoints (a5 c5 e5, a3 e3, a1 c1 e1) and the inner square's
+/// (b4 c4 d4, b3 d3, b2 c2 d2).
+pub(crate) const SIX_NAMES: [&str; 16] =
+    ["a5", "c5", "e5", "b4", "c4", "d4", "a3", "b3", "d3", "e3", "b2", "c2", "d2", "a1", "c1", "e1"];
+
+/// The 8 mills of the six men's morris board: the sides of the two squares (the outer square's
+/// top, bottom, left and right, then the inner square's).
+pub(crate) const SIX_MILLS: [[u8; 3]; 8] =
+    [[0, 1, 2], [13, 14, 15], [0, 6, 13], [2, 9, 15], [3, 4, 5], [10, 11, 12], [3, 7, 10], [5, 8, 12]];
+
+/// The four spokes joining the squares' midpoints (c5-c4, a3-b3, d3-e3, c1-c2): lines, but in no
+/// mill.
+pub(crate) const SIX_SPOKES: [(u8, u8); 4] = [(1, 4), (6, 7), (8, 9), (14, 11)];
+
+/// The six men's morris board: two concentric squares joined at their midpoints, 16 points,
+/// 8 mills (the squares' sides), 20 lines, 16 symmetries (the square's 8, each with or without
+/// swapping the squares).
+pub const SIX: Board = Board::new("six", 5, &SIX_NAMES, &SIX_MILLS, &SIX_SPOKES);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,6 +447,30 @@ mod tests {
         let on_three: Vec<&str> =
             (0..24).filter(|&p| TWELVE.mills_through[p][2] != NO_MILL).map(name).collect();
         assert_eq!(on_three, ["a7", "g7", "b6", "f6", "c5", "e5", "c3", "e3", "b2", "f2", "a1", "g1"]);
+    }
+
+    #[test]
+    fn the_six_board_is_two_squares_joined_at_their_midpoints() {
+        assert_eq!((SIX.num_points, SIX.num_mills, SIX.mills_per_point), (16, 8, 2));
+        assert_eq!(SIX.full, BitBoard((1 << 16) - 1));
+        assert_eq!(SIX.edges().len(), 20);
+        assert_eq!(SIX.num_symmetries, 16);
+        let name = |p: usize| SIX.names[p];
+        // Every point is a corner (degree 2) or a midpoint (degree 3, its spoke included).
+        let degrees: Vec<u32> = (0..16).map(|p| SIX.adjacent[p].count()).collect();
+        assert_eq!(degrees, [2, 3, 2, 2, 3, 2, 3, 3, 3, 3, 2, 3, 2, 2, 3, 2]);
+        for (p, degree) in degrees.iter().enumerate() {
+            let (f, r) = SIX.coords[p];
+            assert_eq!(format!("{}{}", (b'a' + f as u8) as char, r + 1), name(p));
+            // A corner is on two mills (its square's sides), a midpoint on one: no mill runs
+            // along the spokes.
+            let mills = SIX.mills_through[p].iter().filter(|&&m| m != NO_MILL).count();
+            assert_eq!(mills, if *degree == 2 { 2 } else { 1 }, "{}", name(p));
+        }
+        // Swapping the squares maps the outer corner a5 to the inner b4 and keeps the spokes.
+        let swap = SIX.symmetries().iter().find(|s| name(s[0] as usize) == "b4").expect("a swap");
+        assert_eq!(name(swap[1] as usize), "c4");
+        assert_eq!(name(swap[4] as usize), "c5");
     }
 
     #[test]
