@@ -58,6 +58,7 @@ fn bench_playouts(c: &mut Criterion) {
         ("twelve", Rules::twelve()),
         ("morabaraba", Rules::morabaraba()),
         ("lasker", Rules::lasker()),
+        ("six", Rules::six()),
     ] {
         g.bench_function(format!("position_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);

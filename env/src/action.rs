@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::board::Board;
 use crate::rng::Rng;
 use crate::types::{NUM_POINTS, Point};
 
@@ -66,6 +67,46 @@ impl Action {
         }
         let m = i - NUM_POINTS;
         Some((Point::from_index_unchecked(m / NUM_POINTS), Point::from_index_unchecked(m % NUM_POINTS)))
+    }
+}
+
+/// The same encoding on any board of `N` points (its [`Board::num_actions`] actions): `0..N`
+/// point actions, `N + N·from + to` moves. On the 24-point boards these are the methods above.
+impl Action {
+    /// The point action on `p` of `board`.
+    #[inline]
+    pub const fn point_on(_board: &Board, p: Point) -> Action {
+        Action(p.index() as u16)
+    }
+
+    /// The move action from `from` to `to` on `board`.
+    #[inline]
+    pub const fn movement_on(board: &Board, from: Point, to: Point) -> Action {
+        let n = board.num_points;
+        Action((n + from.index() * n + to.index()) as u16)
+    }
+
+    /// Whether this index lies in `board`'s action space.
+    #[inline]
+    pub const fn is_in_range_on(self, board: &Board) -> bool {
+        (self.0 as usize) < board.num_actions()
+    }
+
+    /// For a point action on `board`, its point.
+    #[inline]
+    pub const fn as_point_on(self, board: &Board) -> Option<Point> {
+        if (self.0 as usize) < board.num_points { Point::try_index(self.0 as usize) } else { None }
+    }
+
+    /// For a move action on `board`, `(from, to)`.
+    #[inline]
+    pub const fn as_movement_on(self, board: &Board) -> Option<(Point, Point)> {
+        let (i, n) = (self.0 as usize, board.num_points);
+        if i < n || i >= board.num_actions() {
+            return None;
+        }
+        let m = i - n;
+        Some((Point::from_index_unchecked(m / n), Point::from_index_unchecked(m % n)))
     }
 }
 
@@ -327,6 +368,22 @@ impl Iterator for ActionMaskIter {
 mod tests {
     use super::*;
     use crate::notation::Move;
+
+    #[test]
+    fn actions_on_a_board_use_its_own_points() {
+        use crate::board::{NINE, SIX};
+        for a in 0..NUM_ACTIONS as u16 {
+            let a = Action(a);
+            assert_eq!((a.as_point_on(&NINE), a.as_movement_on(&NINE)), (a.as_point(), a.as_movement()));
+        }
+        let p = |i| Point::try_index(i).unwrap();
+        assert_eq!(Action::movement_on(&SIX, p(0), p(1)), Action(17));
+        assert_eq!(Action(17).as_movement_on(&SIX), Some((p(0), p(1))));
+        assert_eq!(Action(271).as_movement_on(&SIX), Some((p(15), p(15))));
+        assert_eq!(Action(15).as_point_on(&SIX), Some(p(15)));
+        assert_eq!((Action(16).as_point_on(&SIX), Action(272).as_movement_on(&SIX)), (None, None));
+        assert!(Action(271).is_in_range_on(&SIX) && !Action(272).is_in_range_on(&SIX));
+    }
 
     #[test]
     fn action_index_round_trips() {

@@ -289,6 +289,13 @@ impl Board {
         BitBoard(out)
     }
 
+    /// The size of the board's action space: `N` point actions (place or remove on a point) and
+    /// `N × N` moves (`N + N·from + to`): 600 on the 24-point boards (OpenSpiel's encoding), 272
+    /// on six men's morris's 16 points.
+    pub const fn num_actions(&self) -> usize {
+        self.num_points + self.num_points * self.num_points
+    }
+
     /// The mills, as sets.
     pub const fn mills(&self) -> &[BitBoard] {
         self.mills.split_at(self.num_mills).0

@@ -9,7 +9,7 @@ use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::{Rules, Variant};
-use crate::tables::{CHUNK_BYTE, FLY_TARGETS, LaskerSpec, NineSpec, Spec, TwelveSpec, with_spec};
+use crate::tables::{LaskerSpec, MoveTables, NineSpec, Spec, with_spec};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
@@ -183,8 +183,8 @@ impl Position {
             return Err(PositionError::TooManyRemovals(removals));
         }
         let removal_pending = removals > 0;
-        let white = white & BitBoard::FULL;
-        let black = black & BitBoard::FULL;
+        let full = rules.variant.board().full;
+        let (white, black) = (white & full, black & full);
         if let Some(p) = (white & black).first() {
             return Err(PositionError::Overlap(p));
         }
@@ -453,26 +453,36 @@ impl Position {
         if self.removals > 0 {
             mask.0[0] = self.removable(rules).0 as u64;
         } else if self.in_hand[me] > 0 {
-            if rules.variant.slides_while_placing() {
-                // Lasker morris: slides (never flights: flying needs an empty hand) besides
-                // the placements.
-                mask = self.moves::<LaskerSpec>(false);
+            if rules.variant.is_nine() {
+                mask.0[0] = self.empty().0 as u64;
+            } else {
+                if rules.variant.slides_while_placing() {
+                    // Lasker morris: slides (never flights: flying needs an empty hand) besides
+                    // the placements.
+                    mask = self.moves::<LaskerSpec>(false);
+                }
+                // The empty points of the variant's board (six men's morris has 16).
+                mask.0[0] |= (self.empty() & rules.variant.board().full).0 as u64;
             }
-            mask.0[0] |= self.empty().0 as u64;
         } else {
-            // Every variant's generator inline: a mask returned by an out-of-line call would pass
-            // through memory, and callers that read it at once (perft's counts, playouts'
-            // sampling) stall on reloading it (measured: perft 30% slower; cold calls for
-            // Lasker's generators alone cost nine's playouts a third of their speed).
-            // Nine's hot path pays one compare (measured: with three arms in a `match`,
-            // `Position` playouts lost 3%).
+            // Every generator inline: a mask returned by an out-of-line call would pass through
+            // memory, and callers that read it at once (perft's counts, playouts' sampling)
+            // stall on reloading it (measured: perft 30% slower; cold calls for Lasker's
+            // generators alone cost nine's playouts a third of their speed, and one for six's
+            // cost nine's `Game` playouts 11%). Nine's and Lasker's generators are compiled
+            // with their tables; twelve, morabaraba and six share a third copy that reads its
+            // tables at run time and loops over the most pieces any of them has (measured: a
+            // fourth compiled copy for six cost nine's `Game` playouts 11%; the shared copy
+            // with a loop count read from the tables, 6% of `Position`'s). The placing branch
+            // asks "nine?" first, which got nine's `Game` playouts back to their speed before
+            // Lasker (docs/performance.md).
             let flying = self.phase(self.side, rules) == Phase::Flying;
             mask = if rules.variant.is_nine() {
                 self.moves::<NineSpec>(flying)
             } else if rules.variant.slides_while_placing() {
                 self.moves::<LaskerSpec>(flying)
             } else {
-                self.moves::<TwelveSpec>(flying)
+                self.moves_by(MoveTables::of(rules.variant), MoveTables::MOST_PIECES, flying)
             };
         }
         mask
@@ -481,23 +491,31 @@ impl Position {
     /// The slides (or, when `flying`, the flights) of the player to move, by `S`'s lines.
     #[inline(always)]
     fn moves<S: Spec>(&self, flying: bool) -> ActionMask {
+        self.moves_by(&S::MOVES, S::PIECES, flying)
+    }
+
+    /// The slides (or, when `flying`, the flights) of the player to move, by `tables`, for a
+    /// player with at most `pieces` pieces on the board.
+    #[inline(always)]
+    fn moves_by(&self, tables: &MoveTables, pieces: u8, flying: bool) -> ActionMask {
         let me = self.side.index();
         let empty = self.empty();
-        // Move actions of piece `from` are bits 24 + 24·from .. +24: byte-aligned, three bytes
-        // from byte 3 + 3·from. Writing four little-endian bytes in increasing `from` order
-        // is exact: the fourth byte is zero and belongs to the next chunk, written later.
+        // Move actions of piece `from` are bits N + N·from .. +N, N a multiple of 8: whole
+        // bytes, from byte `chunk[from]` (3 + 3·from on the 24-point boards). Writing four
+        // little-endian bytes in increasing `from` order is exact: the bytes past the chunk are
+        // zero and belong to the next chunk, written later.
         //
-        // The loop runs a fixed `S::PIECES` times (the most pieces a player can have), so
-        // its exit is never mispredicted; once the pieces run out, `trailing_zeros` gives 32,
-        // whose table entry is empty and whose (zero) write lands past action 599.
-        let targets = if flying { &FLY_TARGETS } else { S::SLIDE };
+        // The loop runs a fixed number of times (`pieces`, a constant at each call), so its
+        // exit is never mispredicted; once the pieces run out, `trailing_zeros` gives 32, whose
+        // table entry is empty and whose (zero) write lands past the last action.
+        let targets = if flying { tables.fly } else { tables.slide };
         let mut bytes = [0u8; 8 * MASK_WORDS];
         let mut rest = self.pieces[me].0;
-        for _ in 0..S::PIECES {
+        for _ in 0..pieces {
             let from = rest.trailing_zeros() as usize;
             rest &= rest.wrapping_sub(1);
             let to = targets[from] & empty.0;
-            let at = CHUNK_BYTE[from] as usize;
+            let at = tables.chunk[from] as usize;
             bytes[at..at + 4].copy_from_slice(&to.to_le_bytes());
         }
         ActionMask::from_le_bytes(&bytes)
@@ -508,7 +526,8 @@ impl Position {
     /// # Errors
     /// The reason the action is illegal; [`ActionError::GameOver`] if the position is terminal.
     pub fn check(&self, action: Action, rules: &Rules) -> Result<(), ActionError> {
-        if !action.is_in_range() {
+        let board = rules.variant.board();
+        if !action.is_in_range_on(board) {
             return Err(ActionError::OutOfRange(action));
         }
         if self.outcome(rules).is_terminal() {
@@ -516,7 +535,7 @@ impl Position {
         }
         let me = self.side;
         if self.removals > 0 {
-            let Some(p) = action.as_point() else {
+            let Some(p) = action.as_point_on(board) else {
                 return Err(ActionError::RemovalPending(action));
             };
             if !self.pieces(me.opponent()).has(p) {
@@ -527,7 +546,7 @@ impl Position {
             }
             return Ok(());
         }
-        if let Some(p) = action.as_point() {
+        if let Some(p) = action.as_point_on(board) {
             if self.in_hand(me) == 0 {
                 return Err(ActionError::NoPiecesInHand(p));
             }
@@ -536,7 +555,7 @@ impl Position {
             }
             return Ok(());
         }
-        let Some((from, to)) = action.as_movement() else {
+        let Some((from, to)) = action.as_movement_on(board) else {
             return Err(ActionError::OutOfRange(action));
         };
         if self.in_hand(me) > 0 && !rules.variant.slides_while_placing() {
@@ -548,7 +567,7 @@ impl Position {
         if self.occupied().has(to) {
             return Err(ActionError::PointOccupied(to));
         }
-        if self.phase(me, rules) != Phase::Flying && !rules.variant.board().adjacent[from.index()].has(to) {
+        if self.phase(me, rules) != Phase::Flying && !board.adjacent[from.index()].has(to) {
             return Err(ActionError::NotAdjacent { from, to });
         }
         Ok(())
@@ -585,6 +604,8 @@ impl Position {
             self.removals = 0;
             self.quiet_plies = 0;
             self.pass_turn();
+        } else if rules.variant.is_small_board() {
+            self.place_or_move_on_small_board(i, rules);
         } else if i < NUM_POINTS {
             let p = Point::from_index_unchecked(i);
             self.pieces[me] |= p.bit();
@@ -595,6 +616,28 @@ impl Position {
         } else {
             let m = i - NUM_POINTS;
             let (from, to) = (m / NUM_POINTS, m % NUM_POINTS);
+            self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
+            self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
+            self.quiet_plies = self.quiet_plies.saturating_add(1);
+            self.finish_turn(Point::from_index_unchecked(to), rules);
+        }
+    }
+
+    /// A placement or move on a board of fewer than 24 points (six men's morris), whose actions
+    /// are numbered on its own points: out of line, off the 24-point boards' path.
+    #[cold]
+    #[inline(never)]
+    fn place_or_move_on_small_board(&mut self, i: usize, rules: &Rules) {
+        let me = self.side.index();
+        let n = rules.variant.board().num_points;
+        if i < n {
+            let h = self.in_hand[me] as usize;
+            self.pieces[me] |= BitBoard(1 << i);
+            self.hash ^= ZOBRIST.piece[me][i] ^ ZOBRIST.in_hand[me][h] ^ ZOBRIST.in_hand[me][h - 1];
+            self.in_hand[me] -= 1;
+            self.finish_turn(Point::from_index_unchecked(i), rules);
+        } else {
+            let (from, to) = ((i - n) / n, (i - n) % n);
             self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
             self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
             self.quiet_plies = self.quiet_plies.saturating_add(1);

@@ -3,11 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::{Board, NINE, TWELVE};
+use crate::board::{Board, NINE, SIX, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
 /// set it apart (docs/rules.md). Nine and twelve men's morris, morabaraba and Lasker morris are
-/// played so far; three and six men's morris (smaller boards) are to come.
+/// played on every surface; six men's morris (16 points) has its rules in [`Position`] and
+/// [`Game`] but is not yet offered by names, files or the layers above the rules (it is not in
+/// [`Variant::ALL`]); three men's morris is to come.
+///
+/// [`Position`]: crate::Position
+/// [`Game`]: crate::Game
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
@@ -30,10 +35,17 @@ pub enum Variant {
     /// Lasker morris: nine men's board, 10 pieces a side, and while a player has pieces in
     /// hand each turn either places one or slides one of their pieces on the board.
     Lasker,
+    /// Six men's morris: two concentric squares (16 points) joined at their midpoints, mills
+    /// only along the squares' sides, 6 pieces a side, and no flying in its preset. Its actions
+    /// are numbered on its own 16 points ([`Board::num_actions`]: 272). The rules core only so
+    /// far: not read from files (serde skips it) or names.
+    #[serde(skip)]
+    Six,
 }
 
 impl Variant {
-    /// Every variant, in the order of [`Variant::NAMES`].
+    /// Every variant offered by name, in files and on the surfaces, in the order of
+    /// [`Variant::NAMES`] (six men's morris joins once every layer plays it).
     pub const ALL: [Variant; 4] = [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
@@ -56,6 +68,7 @@ impl Variant {
             Variant::Twelve => 1,
             Variant::Morabaraba => 2,
             Variant::Lasker => 3,
+            Variant::Six => 4,
         }
     }
 
@@ -71,6 +84,7 @@ impl Variant {
             Variant::Twelve => "twelve",
             Variant::Morabaraba => "morabaraba",
             Variant::Lasker => "lasker",
+            Variant::Six => "six",
         }
     }
 
@@ -79,6 +93,7 @@ impl Variant {
         match self {
             Variant::Nine | Variant::Lasker => &NINE,
             Variant::Twelve | Variant::Morabaraba => &TWELVE,
+            Variant::Six => &SIX,
         }
     }
 
@@ -88,6 +103,7 @@ impl Variant {
             Variant::Nine => 9,
             Variant::Lasker => 10,
             Variant::Twelve | Variant::Morabaraba => 12,
+            Variant::Six => 6,
         }
     }
 
@@ -96,7 +112,7 @@ impl Variant {
     pub const fn max_removals(self) -> u8 {
         match self {
             Variant::Morabaraba => 2,
-            Variant::Nine | Variant::Twelve | Variant::Lasker => 1,
+            Variant::Nine | Variant::Twelve | Variant::Lasker | Variant::Six => 1,
         }
     }
 
@@ -110,6 +126,12 @@ impl Variant {
     /// (Lasker morris).
     pub const fn slides_while_placing(self) -> bool {
         matches!(self, Variant::Lasker)
+    }
+
+    /// Whether the variant's board has fewer points than the 24 of nine men's morris (six men's
+    /// morris), so that its actions are numbered on its own points ([`Board::num_actions`]).
+    pub const fn is_small_board(self) -> bool {
+        matches!(self, Variant::Six)
     }
 
     /// Whether this is nine men's morris (files leave the variant out then, so that they read
@@ -209,6 +231,12 @@ impl Rules {
     /// Lasker morris under the standard draw rules: the preset `lasker`.
     pub const fn lasker() -> Rules {
         Rules { variant: Variant::Lasker, ..Rules::standard() }
+    }
+
+    /// Six men's morris under the standard draw rules, without flying (a player with 2 pieces or
+    /// no move loses; a player with 3 slides as before).
+    pub const fn six() -> Rules {
+        Rules { variant: Variant::Six, flying: false, ..Rules::standard() }
     }
 
     /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"`, `"morabaraba"` or

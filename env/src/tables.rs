@@ -1,6 +1,6 @@
 //! The boards' geometry as compile-time tables: nine men's morris's as public views of [`NINE`] (the 16 mills, adjacency), and each variant's lookup tables for set-wide neighbour queries and move generation behind [`Spec`].
 
-use crate::board::{Board, MAX_POINTS, NINE, NINE_MILLS, TWELVE};
+use crate::board::{Board, MAX_POINTS, NINE, NINE_MILLS, SIX, TWELVE};
 use crate::rules::Variant;
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
@@ -113,36 +113,78 @@ const fn slide_targets(board: &Board) -> [u32; 33] {
 /// Nine's slide targets ([`slide_targets`]).
 pub(crate) const SLIDE_TARGETS: [u32; 33] = slide_targets(&NINE);
 
-/// First byte of the move actions of each point (`3 + 3·from`), indexed like [`SLIDE_TARGETS`];
-/// entries 24..=32 point at the unused bytes after action 599.
-pub(crate) const CHUNK_BYTE: [u8; 33] = {
-    let mut t = [3 + 3 * NUM_POINTS as u8; 33];
+/// First byte of the move actions of each point of `board` (`(N + N·from) / 8`, so `3 + 3·from`
+/// on the 24-point boards and `2 + 2·from` on six's 16), indexed like [`slide_targets`]; the
+/// entries past the board's points give the first byte after its last action. The boards' move
+/// chunks are whole bytes (`N` a multiple of 8).
+const fn chunk_bytes(board: &Board) -> [u8; 33] {
+    let n = board.num_points;
+    assert!(n.is_multiple_of(8), "move chunks are whole bytes");
+    let mut t = [board.num_actions().div_ceil(8) as u8; 33];
     let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = 3 + 3 * i as u8;
+    while i < n {
+        t[i] = ((n + n * i) / 8) as u8;
         i += 1;
     }
     t
-};
+}
 
-/// Fly targets (every point) of each point, indexed like [`SLIDE_TARGETS`].
-pub(crate) const FLY_TARGETS: [u32; 33] = {
+/// Nine's chunk bytes ([`chunk_bytes`]): `3 + 3·from`, entries 24..=32 pointing at the unused
+/// bytes after action 599.
+pub(crate) const CHUNK_BYTE: [u8; 33] = chunk_bytes(&NINE);
+
+/// Fly targets (every point of `board`) of each of its points, indexed like [`slide_targets`].
+const fn fly_targets(board: &Board) -> [u32; 33] {
     let mut t = [0u32; 33];
     let mut i = 0;
-    while i < NUM_POINTS {
-        t[i] = BitBoard::FULL.0;
+    while i < board.num_points {
+        t[i] = board.full.0;
         i += 1;
     }
     t
-};
+}
+
+/// Nine's fly targets ([`fly_targets`]).
+pub(crate) const FLY_TARGETS: [u32; 33] = fly_targets(&NINE);
+
+/// What the move generator reads of a variant's board: its slide and fly targets, and where
+/// each point's moves start in a mask.
+pub(crate) struct MoveTables {
+    /// Slide targets ([`slide_targets`]).
+    pub(crate) slide: &'static [u32; 33],
+    /// Fly targets ([`fly_targets`]).
+    pub(crate) fly: &'static [u32; 33],
+    /// First byte of each point's moves ([`chunk_bytes`]).
+    pub(crate) chunk: &'static [u8; 33],
+}
+
+impl MoveTables {
+    /// The most pieces a player of any variant can have on the board (twelve's 12): the loop
+    /// count of a generator shared by several variants.
+    pub(crate) const MOST_PIECES: u8 = {
+        let mut most = Variant::Six.pieces();
+        let mut i = 0;
+        while i < Variant::ALL.len() {
+            if Variant::ALL[i].pieces() > most {
+                most = Variant::ALL[i].pieces();
+            }
+            i += 1;
+        }
+        most
+    };
+
+    /// The tables of `variant`.
+    pub(crate) const fn of(variant: Variant) -> &'static MoveTables {
+        with_spec!(variant, S => &S::MOVES)
+    }
+}
 
 /// One variant's rules as compile-time constants, so that what the rules' hot paths read of a
 /// board ([`Position`](crate::Position)'s move generator, its mill test, its "pieces in mills"
 /// and neighbour sets) is compiled once per variant with its tables at fixed addresses and its
-/// loop bounds known, as they were when nine men's morris was the only game. Only the 24-point
-/// boards so far: their points and action layout are nine's ([`CHUNK_BYTE`], [`FLY_TARGETS`]).
-/// An implementation names its variant and its two lookup tables; the rest follows from
-/// [`Variant::board`] and [`Variant::pieces`].
+/// loop bounds known, as they were when nine men's morris was the only game. An implementation
+/// names its variant and its four lookup tables; the rest follows from [`Variant::board`] and
+/// [`Variant::pieces`].
 pub(crate) trait Spec {
     /// The variant.
     const VARIANT: Variant;
@@ -150,6 +192,12 @@ pub(crate) trait Spec {
     const NEIGHBOURS: &'static [[u32; 256]; 3];
     /// Slide targets ([`slide_targets`]).
     const SLIDE: &'static [u32; 33];
+    /// Fly targets ([`fly_targets`]).
+    const FLY: &'static [u32; 33];
+    /// First byte of each point's move actions in a mask ([`chunk_bytes`]).
+    const CHUNK: &'static [u8; 33];
+    /// The move generator's tables.
+    const MOVES: MoveTables = MoveTables { slide: Self::SLIDE, fly: Self::FLY, chunk: Self::CHUNK };
     /// The variant's board.
     const BOARD: &'static Board = Self::VARIANT.board();
     /// Pieces each player starts with in hand (the bound of the move generator's loop).
@@ -206,6 +254,8 @@ impl Spec for NineSpec {
     const VARIANT: Variant = Variant::Nine;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &NEIGHBOURS_BY_BYTE;
     const SLIDE: &'static [u32; 33] = &SLIDE_TARGETS;
+    const FLY: &'static [u32; 33] = &FLY_TARGETS;
+    const CHUNK: &'static [u8; 33] = &CHUNK_BYTE;
 }
 
 /// Lasker morris's [`Spec`]: nine's tables, and up to 10 pieces on the board.
@@ -215,6 +265,8 @@ impl Spec for LaskerSpec {
     const VARIANT: Variant = Variant::Lasker;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = NineSpec::NEIGHBOURS;
     const SLIDE: &'static [u32; 33] = NineSpec::SLIDE;
+    const FLY: &'static [u32; 33] = NineSpec::FLY;
+    const CHUNK: &'static [u8; 33] = NineSpec::CHUNK;
 }
 
 /// Twelve men's morris's [`Spec`].
@@ -224,6 +276,8 @@ impl Spec for TwelveSpec {
     const VARIANT: Variant = Variant::Twelve;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&TWELVE);
     const SLIDE: &'static [u32; 33] = &slide_targets(&TWELVE);
+    const FLY: &'static [u32; 33] = NineSpec::FLY;
+    const CHUNK: &'static [u8; 33] = NineSpec::CHUNK;
 }
 
 /// Morabaraba's [`Spec`]: twelve's tables, two removals for a double mill.
@@ -233,6 +287,19 @@ impl Spec for MorabarabaSpec {
     const VARIANT: Variant = Variant::Morabaraba;
     const NEIGHBOURS: &'static [[u32; 256]; 3] = TwelveSpec::NEIGHBOURS;
     const SLIDE: &'static [u32; 33] = TwelveSpec::SLIDE;
+    const FLY: &'static [u32; 33] = NineSpec::FLY;
+    const CHUNK: &'static [u8; 33] = NineSpec::CHUNK;
+}
+
+/// Six men's morris's [`Spec`]: 16 points, so two bytes of mask per point's moves.
+pub(crate) struct SixSpec;
+
+impl Spec for SixSpec {
+    const VARIANT: Variant = Variant::Six;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&SIX);
+    const SLIDE: &'static [u32; 33] = &slide_targets(&SIX);
+    const FLY: &'static [u32; 33] = &fly_targets(&SIX);
+    const CHUNK: &'static [u8; 33] = &chunk_bytes(&SIX);
 }
 
 /// `$body` with the type `$S` standing for the [`Spec`] of `$variant` (a [`Variant`]), every
@@ -254,6 +321,10 @@ macro_rules! with_spec {
             }
             $crate::rules::Variant::Lasker => {
                 type $S = $crate::tables::LaskerSpec;
+                $body
+            }
+            $crate::rules::Variant::Six => {
+                type $S = $crate::tables::SixSpec;
                 $body
             }
         }

@@ -1,5 +1,5 @@
 //! Perft node counts from the start position: nine men's morris against the table in rules.md
-//! (OpenSpiel 2.0.2), twelve men's morris, morabaraba and Lasker morris against the reference
+//! (OpenSpiel 2.0.2), twelve and six men's morris, morabaraba and Lasker morris against the reference
 //! model (tests/properties) to depth 4 and hand counts beyond.
 
 use morris_env::{Game, Rules, Variant, perft};
@@ -63,6 +63,20 @@ fn perft_morabaraba_is_twelves_until_a_double_mill_can_close() {
 fn perft_lasker() {
     let rules = Rules { variant: Variant::Lasker, ..Rules::openspiel() };
     let counts = [24, 552, 13_552, 319_176, 7_871_032, 185_274_424];
+    for (depth, nodes) in (1..).zip(counts) {
+        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
+    }
+}
+
+/// Six men's morris (16 points, 6 pieces, mills only along the squares' sides). The first 4
+/// plies place on empty points (16·15·14·13); at ply 5, 516,672 of the 524,160 lines close no
+/// mill (each leaving 11 placements at ply 6) and 7,488 close one (each leaving White two
+/// removals of Black's two pieces): 516,672·11 + 7,488·2 = 5,698,368. Depth 4 is also checked
+/// against the reference model (tests/properties).
+#[test]
+fn perft_six() {
+    let rules = Rules { variant: Variant::Six, ..Rules::openspiel() };
+    let counts = [16, 240, 3_360, 43_680, 524_160, 5_698_368];
     for (depth, nodes) in (1..).zip(counts) {
         assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
     }

@@ -1309,3 +1309,93 @@ fn lasker_repetition_with_placements_interleaved() {
     assert_eq!(game.outcome(), Outcome::Draw(DrawReason::ThreefoldRepetition));
     assert_eq!((game.position().in_hand(Color::White), game.position().in_hand(Color::Black)), (8, 9));
 }
+
+// ----- six men's morris ------------------------------------------------------------------------
+
+/// A point of six men's morris's board by its name (its own numbering: a5 is 0, e1 is 15).
+fn six_pt(name: &str) -> Point {
+    let p = Variant::Six.board().names.iter().position(|n| *n == name);
+    Point::try_index(p.unwrap_or_else(|| panic!("no point {name} on six's board"))).unwrap()
+}
+
+fn six_bb(names: &[&str]) -> BitBoard {
+    names.iter().fold(BitBoard::EMPTY, |acc, n| acc | six_pt(n).bit())
+}
+
+fn six_mv(from: &str, to: &str) -> Action {
+    Action::movement_on(Variant::Six.board(), six_pt(from), six_pt(to))
+}
+
+fn six_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
+    Position::from_parts_for(&Rules::six(), six_bb(white), six_bb(black), in_hand, side, 0)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+/// Six men's morris places on its own 16 points (actions 0..16) with 6 pieces a side; its moves
+/// are numbered `16 + 16·from + to`, and actions from 272 on are out of its range.
+#[test]
+fn six_places_on_its_16_points() {
+    let rules = Rules::six();
+    let pos = Position::start_for(&rules);
+    assert_eq!((pos.in_hand(Color::White), pos.in_hand(Color::Black)), (6, 6));
+    let want: BTreeSet<Action> = (0..16).map(Action).collect();
+    assert_eq!(legal(&pos, &rules), want);
+    assert_eq!(pos.check(Action(16), &rules), Err(ActionError::MustPlace(Action(16))));
+    assert_eq!(pos.check(Action(272), &rules), Err(ActionError::OutOfRange(Action(272))));
+    assert_eq!(pos.check(Action(599), &rules), Err(ActionError::OutOfRange(Action(599))));
+    assert_eq!(six_mv("a5", "c5"), Action(17));
+    assert_eq!(Variant::Six.board().num_actions(), 272);
+}
+
+/// Mills run only along the squares' sides: three pieces on a side close one, while the spokes
+/// (a3-b3, c5-c4, ...) are lines to slide along but in no mill.
+#[test]
+fn six_mills_are_the_sides_and_the_spokes_are_lines() {
+    let rules = Rules::six();
+    let mut pos = six_position(&["b4", "b3", "a5", "d3"], &["e5", "e1", "c1", "d2"], [2, 2], Color::White);
+    pos.apply(Action::point(six_pt("b2")), &rules).unwrap();
+    assert!(pos.is_removal_pending(), "b4-b3-b2 is the inner square's left side");
+    let mut pos = six_position(&["a3", "c5", "d3"], &["e5", "e1", "c1"], [3, 3], Color::White);
+    pos.apply(Action::point(six_pt("b3")), &rules).unwrap();
+    assert!(!pos.is_removal_pending(), "a3-b3 is a spoke, not part of a mill");
+    // Slides follow the spokes: c5 to c4, d3 to e3.
+    let pos = six_position(
+        &["a3", "c5", "d3", "a1", "e5", "c1"],
+        &["b4", "e1", "d2", "b2", "a5", "d4"],
+        [0, 0],
+        Color::White,
+    );
+    let slides = legal(&pos, &rules);
+    for (from, to) in [("c5", "c4"), ("d3", "e3"), ("a3", "b3"), ("c1", "c2")] {
+        assert!(slides.contains(&six_mv(from, to)), "{from}-{to}");
+    }
+    assert_eq!(pos.check(six_mv("c5", "d4"), &rules), Err(ActionError::PointOccupied(six_pt("d4"))));
+    assert_eq!(
+        pos.check(six_mv("a3", "c4"), &rules),
+        Err(ActionError::NotAdjacent { from: six_pt("a3"), to: six_pt("c4") })
+    );
+}
+
+/// Six men's morris's preset does not fly: with 3 pieces a player slides, and with 2 loses.
+/// With the flying switch on, a flight reaches any of the 16 points and none beyond.
+#[test]
+fn six_slides_with_three_pieces_unless_flying_is_switched_on() {
+    let rules = Rules::six();
+    assert!(!rules.flying);
+    let pos = six_position(&["a5", "c4", "e1"], &["b4", "d4", "b2", "d2"], [0, 0], Color::White);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Moving);
+    let want = BTreeSet::from([
+        six_mv("a5", "c5"),
+        six_mv("a5", "a3"),
+        six_mv("c4", "c5"),
+        six_mv("e1", "c1"),
+        six_mv("e1", "e3"),
+    ]);
+    assert_eq!(legal(&pos, &rules), want);
+    let flying = Rules { flying: true, ..rules };
+    assert_eq!(pos.phase(Color::White, &flying), Phase::Flying);
+    assert_eq!(legal(&pos, &flying).len(), 3 * 9, "3 pieces, 9 empty points");
+    assert!(legal(&pos, &flying).iter().all(|a| a.index() < 272));
+    let two = six_position(&["a5", "c4"], &["b4", "d4", "b2"], [0, 0], Color::White);
+    assert_eq!(two.outcome(&rules), Outcome::Win { winner: Color::Black, reason: WinReason::TooFewPieces });
+}

@@ -1,10 +1,11 @@
-//! Random games and positions for the properties, under ten rule sets.
+//! Random games and positions for the properties, under twelve rule sets.
 
 use morris_env::{Action, ActionMask, Game, Position, Rng, Rules, Variant};
 
 /// Rule sets under test: both presets, standard without flying, a short variant whose draw
 /// rules fire early, and twelve men's morris, morabaraba and Lasker morris with the standard
-/// draw rules and with OpenSpiel's.
+/// draw rules and with OpenSpiel's, then six men's morris (its preset, and with flying and
+/// OpenSpiel's draw rules).
 pub(crate) fn rules_of(i: u8) -> Rules {
     match i % RULE_SETS {
         0 => Rules::standard(),
@@ -16,12 +17,18 @@ pub(crate) fn rules_of(i: u8) -> Rules {
         6 => Rules::morabaraba(),
         7 => Rules { variant: Variant::Morabaraba, ..Rules::openspiel() },
         8 => Rules::lasker(),
-        _ => Rules { variant: Variant::Lasker, ..Rules::openspiel() },
+        9 => Rules { variant: Variant::Lasker, ..Rules::openspiel() },
+        10 => Rules::six(),
+        _ => Rules { variant: Variant::Six, ..Rules::openspiel() },
     }
 }
 
 /// How many rule sets [`rules_of`] gives.
-pub(crate) const RULE_SETS: u8 = 10;
+pub(crate) const RULE_SETS: u8 = 12;
+
+/// How many of them, the first, are played on the 24-point boards: the suites of observations,
+/// symmetries and `VecEnv` cover these (six men's morris's 16 points come to those layers next).
+pub(crate) const RULE_SETS_24: u8 = 10;
 
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()

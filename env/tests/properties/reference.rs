@@ -1,8 +1,9 @@
 //! The slow reference model of the rules, written from `rules.md` alone: its own adjacency
 //! list, mill list, "in mill" test, flying condition, removal rule and placement rule, for nine
 //! men's morris, twelve (nine's board with the four diagonals, 12 pieces, a full board drawn),
-//! morabaraba (twelve with a removal for each mill a move closes, up to two) and Lasker morris
-//! (nine's board, 10 pieces, slides allowed while pieces are in hand). It never reads the
+//! morabaraba (twelve with a removal for each mill a move closes, up to two), Lasker morris
+//! (nine's board, 10 pieces, slides allowed while pieces are in hand) and six men's morris (two
+//! squares, 16 points, 6 pieces, its actions numbered on its own points). It never reads the
 //! crate's tables or its move generator.
 
 use morris_env::features::encode;
@@ -43,8 +44,76 @@ pub(crate) const REF_NAMES: [&str; 24] = [
     "e3", "b2", "d2", "f2", "a1", "d1", "g1",
 ];
 
+/// Six men's morris's points, read off its diagram in rules.md, row by row from the top left.
+pub(crate) const REF_SIX_NAMES: [&str; 16] =
+    ["a5", "c5", "e5", "b4", "c4", "d4", "a3", "b3", "d3", "e3", "b2", "c2", "d2", "a1", "c1", "e1"];
+
+/// Six men's morris's 20 lines: the outer square walked a5 c5 e5 e3 e1 c1 a1 a3, the inner one
+/// b4 c4 d4 d3 d2 c2 b2 b3, then the four spokes.
+#[rustfmt::skip]
+pub(crate) const REF_SIX_EDGES: [(usize, usize); 20] = [
+    (0, 1), (1, 2), (2, 9), (9, 15), (15, 14), (14, 13), (13, 6), (6, 0),
+    (3, 4), (4, 5), (5, 8), (8, 12), (12, 11), (11, 10), (10, 7), (7, 3),
+    (1, 4), (6, 7), (8, 9), (14, 11),
+];
+
+/// Six men's morris's 8 mills: the squares' sides (none along a spoke).
+pub(crate) const REF_SIX_MILLS: [[usize; 3]; 8] =
+    [[0, 1, 2], [13, 14, 15], [0, 6, 13], [2, 9, 15], [3, 4, 5], [10, 11, 12], [3, 7, 10], [5, 8, 12]];
+
 pub(crate) fn ref_adjacent(a: usize, b: usize) -> bool {
     EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+}
+
+/// The board a variant is played on, as the reference knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Geometry {
+    /// Nine men's morris's 24 points (nine, Lasker).
+    Nine,
+    /// Nine's with the four diagonals (twelve, morabaraba).
+    Twelve,
+    /// Six men's morris's two squares.
+    Six,
+}
+
+impl Geometry {
+    pub(crate) fn of(rules: &Rules) -> Geometry {
+        match rules.variant {
+            Variant::Nine | Variant::Lasker => Geometry::Nine,
+            Variant::Twelve | Variant::Morabaraba => Geometry::Twelve,
+            Variant::Six => Geometry::Six,
+        }
+    }
+
+    /// Number of points; actions are `0..n` on a point and `n + n·from + to` moves.
+    pub(crate) fn n(self) -> usize {
+        if self == Geometry::Six { 16 } else { 24 }
+    }
+
+    pub(crate) fn adjacent(self, a: usize, b: usize) -> bool {
+        match self {
+            Geometry::Six => REF_SIX_EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)),
+            Geometry::Nine | Geometry::Twelve => ref_adjacent_on(self == Geometry::Twelve, a, b),
+        }
+    }
+
+    pub(crate) fn mills(self) -> Vec<[usize; 3]> {
+        match self {
+            Geometry::Nine => REF_MILLS.to_vec(),
+            Geometry::Twelve => REF_MILLS.iter().chain(&REF_DIAGONALS).copied().collect(),
+            Geometry::Six => REF_SIX_MILLS.to_vec(),
+        }
+    }
+
+    /// The complete mills of `board` through `p` (a member of `board`).
+    pub(crate) fn mills_at(self, board: u32, p: usize) -> usize {
+        self.mills().iter().filter(|m| m.contains(&p) && m.iter().all(|&q| has(board, q))).count()
+    }
+
+    /// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board`.
+    pub(crate) fn in_mill(self, board: u32, p: usize) -> bool {
+        self.mills_at(board, p) > 0
+    }
 }
 
 /// Adjacency on twelve's board when `twelve`: nine's lines plus the diagonals' steps.
@@ -60,21 +129,9 @@ pub(crate) fn has(board: u32, p: usize) -> bool {
     board >> p & 1 == 1
 }
 
+/// The points of `board` (a set of the 24 points or fewer).
 pub(crate) fn points(board: u32) -> Vec<usize> {
     (0..24).filter(|&p| has(board, p)).collect()
-}
-
-/// The complete mills of `board` through `p` (a member of `board`), the diagonals counting
-/// when `twelve`.
-pub(crate) fn ref_mills_at(twelve: bool, board: u32, p: usize) -> usize {
-    let diagonals: &[[usize; 3]] = if twelve { &REF_DIAGONALS } else { &[] };
-    REF_MILLS.iter().chain(diagonals).filter(|m| m.contains(&p) && m.iter().all(|&q| has(board, q))).count()
-}
-
-/// Whether the piece on `p` (a member of `board`) stands in a complete mill of `board` (the
-/// diagonals count when `twelve`).
-pub(crate) fn ref_in_mill(twelve: bool, board: u32, p: usize) -> bool {
-    ref_mills_at(twelve, board, p) > 0
 }
 
 /// The whole state the rules read, kept independently of `Position`.
@@ -87,8 +144,8 @@ pub(crate) struct RefState {
     pub(crate) pending: u8,
     pub(crate) quiet: u32,
     pub(crate) turns: u32,
-    /// Twelve men's morris's board and pieces (twelve and morabaraba; else nine's).
-    pub(crate) twelve: bool,
+    /// The board.
+    pub(crate) geo: Geometry,
     /// Morabaraba: a removal per mill closed, up to two.
     pub(crate) double: bool,
     /// Lasker morris: 10 pieces, and a turn with pieces in hand may slide instead of placing.
@@ -100,7 +157,7 @@ pub(crate) type RefKey = ([u32; 2], [u8; 2], usize, u8);
 
 impl RefState {
     pub(crate) fn start(rules: &Rules) -> RefState {
-        let (twelve, double) = board_of(rules);
+        let double = ref_double(rules);
         let n = ref_pieces(rules);
         let lasker = ref_lasker(rules);
         RefState {
@@ -110,17 +167,16 @@ impl RefState {
             pending: 0,
             quiet: 0,
             turns: 0,
-            twelve,
+            geo: Geometry::of(rules),
             double,
             lasker,
         }
     }
 
     pub(crate) fn of(pos: &Position, rules: &Rules) -> RefState {
-        let (twelve, double) = board_of(rules);
         RefState {
-            twelve,
-            double,
+            geo: Geometry::of(rules),
+            double: ref_double(rules),
             lasker: ref_lasker(rules),
             board: [pos.pieces(Color::White).0, pos.pieces(Color::Black).0],
             hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
@@ -144,28 +200,31 @@ impl RefState {
         rules.flying && self.board[c].count_ones() == 3 && self.hand[c] == 0
     }
 
-    /// The legal actions by the rules of play (not checking whether the game is over).
+    /// The legal actions by the rules of play (not checking whether the game is over), indexed
+    /// by the board's actions (`0..n` points, `n + n·from + to` moves; 600 entries, those past
+    /// the board's actions false).
     pub(crate) fn legal(&self, rules: &Rules) -> Vec<bool> {
         let mut legal = vec![false; NUM_ACTIONS];
         let me = self.side;
         let opp = 1 - me;
+        let (geo, n) = (self.geo, self.geo.n());
         if self.pending > 0 {
             let theirs = points(self.board[opp]);
             let free: Vec<usize> =
-                theirs.iter().copied().filter(|&p| !ref_in_mill(self.twelve, self.board[opp], p)).collect();
+                theirs.iter().copied().filter(|&p| !geo.in_mill(self.board[opp], p)).collect();
             for p in if free.is_empty() { theirs } else { free } {
                 legal[p] = true;
             }
         } else if self.hand[me] > 0 {
-            for (p, l) in legal.iter_mut().enumerate().take(24) {
+            for (p, l) in legal.iter_mut().enumerate().take(n) {
                 *l = self.empty(p);
             }
             // Lasker: or slide a piece along a line (flying needs an empty hand).
             if self.lasker {
                 for from in points(self.board[me]) {
-                    for to in 0..24 {
-                        if self.empty(to) && ref_adjacent(from, to) {
-                            legal[24 + from * 24 + to] = true;
+                    for to in 0..n {
+                        if self.empty(to) && geo.adjacent(from, to) {
+                            legal[n + from * n + to] = true;
                         }
                     }
                 }
@@ -173,9 +232,9 @@ impl RefState {
         } else {
             let flying = self.flies(me, rules);
             for from in points(self.board[me]) {
-                for to in 0..24 {
-                    if self.empty(to) && (flying || ref_adjacent_on(self.twelve, from, to)) {
-                        legal[24 + from * 24 + to] = true;
+                for to in 0..n {
+                    if self.empty(to) && (flying || geo.adjacent(from, to)) {
+                        legal[n + from * n + to] = true;
                     }
                 }
             }
@@ -187,8 +246,9 @@ impl RefState {
     pub(crate) fn apply(mut self, a: usize) -> RefState {
         let me = self.side;
         let opp = 1 - me;
+        let n = self.geo.n();
         let arrived = if self.pending > 0 {
-            assert!(a < 24 && has(self.board[opp], a));
+            assert!(a < n && has(self.board[opp], a));
             self.board[opp] &= !(1 << a);
             self.pending -= 1;
             self.quiet = 0;
@@ -200,12 +260,12 @@ impl RefState {
             self.side = opp;
             self.turns += 1;
             return self;
-        } else if a < 24 {
+        } else if a < n {
             self.board[me] |= 1 << a;
             self.hand[me] -= 1;
             a
         } else {
-            let (from, to) = ((a - 24) / 24, (a - 24) % 24);
+            let (from, to) = ((a - n) / n, (a - n) % n);
             self.board[me] &= !(1 << from);
             self.board[me] |= 1 << to;
             self.quiet += 1;
@@ -213,7 +273,7 @@ impl RefState {
         };
         // A mill lets the mover remove (in morabaraba once per mill closed, up to twice), unless
         // the opponent has nothing on the board.
-        let mills = ref_mills_at(self.twelve, self.board[me], arrived);
+        let mills = self.geo.mills_at(self.board[me], arrived);
         if mills > 0 && self.board[opp] != 0 {
             self.pending = if self.double { mills.min(2) as u8 } else { 1 };
         } else {
@@ -240,7 +300,11 @@ pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefO
         }
     }
     // Twelve: a board filled by the placements (no removal pending) is a draw, not a block.
-    if r.twelve && r.hand == [0, 0] && r.pending == 0 && (r.board[0] | r.board[1]).count_ones() == 24 {
+    if r.geo == Geometry::Twelve
+        && r.hand == [0, 0]
+        && r.pending == 0
+        && (r.board[0] | r.board[1]).count_ones() == 24
+    {
         return RefOutcome::Draw(vec![DrawReason::BoardFull]);
     }
     if !r.legal(rules).contains(&true) {
@@ -319,22 +383,19 @@ pub(crate) fn assert_observation_matches(
     }
 }
 
-/// Whether `rules`' variant is played on twelve's board (else nine's), and whether a move earns
-/// a removal per mill it closes (morabaraba): the reference knows these four variants.
-pub(crate) fn board_of(rules: &Rules) -> (bool, bool) {
-    match rules.variant {
-        Variant::Nine | Variant::Lasker => (false, false),
-        Variant::Twelve => (true, false),
-        Variant::Morabaraba => (true, true),
-    }
+/// Whether a move earns a removal per mill it closes, up to two (morabaraba).
+pub(crate) fn ref_double(rules: &Rules) -> bool {
+    rules.variant == Variant::Morabaraba
 }
 
-/// Pieces each player starts with: 9 in nine men's morris, 10 in Lasker's, 12 on twelve's board.
+/// Pieces each player starts with: 9 in nine men's morris, 10 in Lasker's, 12 on twelve's board,
+/// 6 in six men's morris.
 pub(crate) fn ref_pieces(rules: &Rules) -> u8 {
     match rules.variant {
         Variant::Nine => 9,
         Variant::Lasker => 10,
         Variant::Twelve | Variant::Morabaraba => 12,
+        Variant::Six => 6,
     }
 }
 
@@ -412,4 +473,35 @@ fn reference_geometry_is_consistent_with_rules_md() {
     for (p, name) in REF_NAMES.iter().enumerate() {
         assert_eq!(Point::try_index(p).unwrap().name(), *name);
     }
+}
+
+#[test]
+fn reference_six_geometry_is_consistent_with_rules_md() {
+    let coords = |p: usize| {
+        let b = REF_SIX_NAMES[p].as_bytes();
+        ((b[0] - b'a') as i32, (b[1] - b'1') as i32)
+    };
+    // 20 distinct straight lines; corners have degree 2, midpoints 3 (their spoke).
+    for (i, &(a, b)) in REF_SIX_EDGES.iter().enumerate() {
+        assert!(REF_SIX_EDGES[..i].iter().all(|&e| e != (a, b) && e != (b, a)), "{a}-{b} twice");
+        let ((fa, ra), (fb, rb)) = (coords(a), coords(b));
+        assert!(fa == fb || ra == rb, "line {a}-{b} is not straight");
+    }
+    for (p, name) in REF_SIX_NAMES.iter().enumerate() {
+        let degree = (0..16).filter(|&q| Geometry::Six.adjacent(p, q)).count();
+        let corner = {
+            let (f, r) = coords(p);
+            f != 2 && r != 2
+        };
+        assert_eq!(degree, if corner { 2 } else { 3 }, "{name}");
+        // A corner is on two mills, a midpoint on one (no mill along a spoke).
+        let mills = REF_SIX_MILLS.iter().filter(|m| m.contains(&p)).count();
+        assert_eq!(mills, if corner { 2 } else { 1 }, "{name}");
+    }
+    for m in REF_SIX_MILLS {
+        let six = Geometry::Six;
+        assert!(six.adjacent(m[0], m[1]) && six.adjacent(m[1], m[2]) && !six.adjacent(m[0], m[2]));
+    }
+    // Our names agree with the crate's numbering of six's board.
+    assert_eq!(Variant::Six.board().names, REF_SIX_NAMES);
 }

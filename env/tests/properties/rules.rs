@@ -15,12 +15,12 @@ use super::symmetry::check_symmetries_on;
 /// for states random playouts rarely visit: a player blocked by the opponent, every opposing
 /// piece standing in a mill, flying, crowded boards and large counters.
 fn synthetic_position(seed: u64, rules: &Rules) -> Position {
-    let (twelve, double) = board_of(rules);
+    let (geo, double) = (Geometry::of(rules), ref_double(rules));
+    let np = geo.n() as u32;
     let n = ref_pieces(rules);
     // Lasker: hands need not alternate (a turn may slide instead of placing).
     let lasker = ref_lasker(rules);
-    let mills: Vec<[usize; 3]> =
-        REF_MILLS.iter().chain(if twelve { &REF_DIAGONALS[..] } else { &[] }).copied().collect();
+    let mills = geo.mills();
     let mut rng = Rng::seed_from_u64(seed);
     let mut boards = [0u32; 2];
     let mut hands = [0u8; 2];
@@ -30,7 +30,10 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         // A double mill one move away: the mover holds the rest of two mills through an empty
         // point, and (hands empty) a piece next to it that may slide in, or places it.
         5 => {
-            let p = rng.below(24) as usize;
+            // A point on two mills (every point of the 24-point boards, six's corners).
+            let corners: Vec<usize> =
+                (0..geo.n()).filter(|&p| mills.iter().filter(|m| m.contains(&p)).count() >= 2).collect();
+            let p = corners[rng.below(corners.len() as u32) as usize];
             let through: Vec<&[usize; 3]> = mills.iter().filter(|m| m.contains(&p)).collect();
             let first = rng.below(through.len() as u32) as usize;
             let second = (first + 1 + rng.below(through.len() as u32 - 1) as usize) % through.len();
@@ -39,17 +42,20 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
                     boards[side] |= 1 << q;
                 }
             }
-            if let Some(q) = (0..24).find(|&q| ref_adjacent_on(twelve, p, q) && !has(boards[side], q)) {
+            if let Some(q) = (0..geo.n()).find(|&q| geo.adjacent(p, q) && !has(boards[side], q)) {
                 boards[side] |= 1 << q;
             }
             if rng.below(2) == 0 {
-                // Placing: the mover places next, with the hands that makes consistent.
-                let w = 1 + rng.below(3) as u8;
-                hands = if side == 0 { [w, w] } else { [w, w + 1] };
+                // Placing: the mover places next, with the hands that makes consistent (and
+                // within the variant's pieces).
                 boards[side] &= !(1 << p);
+                let room = n - boards[side].count_ones() as u8 - side as u8;
+                let w = (1 + rng.below(3) as u8).min(room);
+                hands = if side == 0 { [w, w] } else { [w, w + 1] };
             }
-            while boards[1 - side].count_ones() < 3 + rng.below(4) {
-                let q = rng.below(24) as usize;
+            let most = (n - hands[1 - side]) as u32;
+            while boards[1 - side].count_ones() < (3 + rng.below(4)).min(most) {
+                let q = rng.below(np) as usize;
                 if q != p && !has(boards[0] | boards[1], q) {
                     boards[1 - side] |= 1 << q;
                 }
@@ -58,16 +64,14 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         }
         // Blocked attempt: the opponent occupies every empty neighbour of the mover's pieces.
         0 => {
-            let k = 3 + rng.below(5);
+            let k = (3 + rng.below(5)).min(n as u32);
             while boards[side].count_ones() < k {
-                boards[side] |= 1 << rng.below(24);
+                boards[side] |= 1 << rng.below(np);
             }
             for p in points(boards[side]) {
-                for q in 0..24 {
+                for q in 0..geo.n() {
                     // At most n opposing pieces; if more are needed, the mover is not blocked.
-                    if ref_adjacent_on(twelve, p, q)
-                        && !has(boards[side], q)
-                        && boards[1 - side].count_ones() < n as u32
+                    if geo.adjacent(p, q) && !has(boards[side], q) && boards[1 - side].count_ones() < n as u32
                     {
                         boards[1 - side] |= 1 << q;
                     }
@@ -87,7 +91,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
                 }
             }
             for _ in 0..rng.below(3) {
-                let (c, q) = (rng.below(2) as usize, rng.below(24) as usize);
+                let (c, q) = (rng.below(2) as usize, rng.below(np) as usize);
                 if !has(boards[0] | boards[1], q) && boards[c].count_ones() < n as u32 {
                     boards[c] |= 1 << q;
                 }
@@ -96,7 +100,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         // Placing with an empty opposing board and a mill one placement away: closing it
         // removes nothing (rules.md, edge case).
         2 => {
-            let w = 1 + rng.below(6) as u8;
+            let w = (1 + rng.below(6) as u8).min(n - 3);
             hands = [w, (w + rng.below(2) as u8).min(n)];
             let placer = if hands[0] == hands[1] { 0 } else { 1 };
             let m = mills[rng.below(mills.len() as u32) as usize];
@@ -108,7 +112,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
             }
             let max = (n - hands[placer]) as u32;
             while boards[placer].count_ones() < max.min(2 + rng.below(3)) {
-                let q = rng.below(24) as usize;
+                let q = rng.below(np) as usize;
                 if q != m[gap] {
                     boards[placer] |= 1 << q;
                 }
@@ -132,7 +136,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
                     _ => max.saturating_sub(rng.below(2)),
                 };
                 while boards[c].count_ones() < count {
-                    let q = rng.below(24) as usize;
+                    let q = rng.below(np) as usize;
                     if !has(boards[0] | boards[1], q) {
                         boards[c] |= 1 << q;
                     }
@@ -158,7 +162,7 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
         color(side),
         pending,
     )
-    .unwrap_or_else(|e| panic!("from_parts rejected a consistent position: {e:?}"));
+    .unwrap_or_else(|e| panic!("from_parts rejected a consistent position under {rules:?}: {e:?}"));
     pos.with_counters(rng.below(300) as u16, rng.below(120) as u16)
 }
 
@@ -174,9 +178,12 @@ fn check_synthetic(seed: u64, rules: Rules) {
     let game = Game::from_position(rules, pos);
     assert_outcome_matches(game.outcome(), &ref_outcome(&r, &rules, 1), &ctx);
     assert_eq!(game.legal_actions(), pos.legal_actions(&rules));
-    assert_observation_matches(&pos, &rules, &r, 1, &ctx);
     check_apply_on(&pos, &rules, &ctx);
-    check_symmetries_on(&pos, &rules);
+    // Observations and symmetries of six men's morris's 16 points are not written yet.
+    if !rules.variant.is_small_board() {
+        assert_observation_matches(&pos, &rules, &r, 1, &ctx);
+        check_symmetries_on(&pos, &rules);
+    }
 }
 
 /// Property 1 (and 6): a random game ends within the ply bound without panicking, and along the
@@ -213,7 +220,9 @@ fn check_game_from(rules: Rules, start: Position, seed: u64) {
         assert_eq!(game.repetitions(), want_reps, "repetition count\n{}", ctx());
         assert_outcome_matches(pos.outcome(&rules), &ref_outcome(&r, &rules, 1), &ctx);
         assert_outcome_matches(game.outcome(), &ref_outcome(&r, &rules, reps), &ctx);
-        assert_observation_matches(&pos, &rules, &r, want_reps, &ctx);
+        if !rules.variant.is_small_board() {
+            assert_observation_matches(&pos, &rules, &r, want_reps, &ctx);
+        }
 
         if game.outcome().is_terminal() {
             assert!(game.legal_actions().is_empty());
@@ -344,7 +353,7 @@ fn ref_perft(r: &RefState, rules: &Rules, depth: u32) -> u64 {
 #[test]
 fn perft_matches_the_reference() {
     use morris_env::Variant;
-    for variant in Variant::ALL {
+    for variant in Variant::ALL.into_iter().chain([Variant::Six]) {
         let rules = Rules { variant, ..Rules::openspiel() };
         let mut double_mills = 0;
         let start = RefState::start(&rules);

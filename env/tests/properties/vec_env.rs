@@ -326,7 +326,7 @@ proptest! {
         seed in any::<u64>(),
         opening_plies in 0u32..10,
         auto_reset in 0u8..2,
-        rules in 0u8..RULE_SETS,
+        rules in 0u8..RULE_SETS_24,
         action_seed in any::<u64>(),
     ) {
         let config = vec_config(n, rules_of(rules), seed, auto_reset_of(auto_reset), opening_plies);
@@ -341,7 +341,7 @@ proptest! {
         opening_plies in 0u32..10,
         auto_reset in 0u8..3,
         loss in any::<bool>(),
-        rules in 0u8..RULE_SETS,
+        rules in 0u8..RULE_SETS_24,
         action_seed in any::<u64>(),
     ) {
         let mut config = vec_config(n, rules_of(rules), seed, auto_reset_of(auto_reset), opening_plies);
@@ -356,7 +356,7 @@ proptest! {
         seed in any::<u64>(),
         opening_plies in 0u32..10,
         auto_reset in 0u8..3,
-        rules in 0u8..RULE_SETS,
+        rules in 0u8..RULE_SETS_24,
     ) {
         check_threads_agree(n, rules_of(rules), seed, opening_plies, auto_reset_of(auto_reset), 120);
     }
