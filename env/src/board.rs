@@ -296,6 +296,12 @@ impl Board {
         self.num_points + self.num_points * self.num_points
     }
 
+    /// The point named `name` (case-insensitive), if the board has one.
+    pub fn point_named(&self, name: &str) -> Option<crate::Point> {
+        let i = self.names.iter().position(|n| n.eq_ignore_ascii_case(name))?;
+        crate::Point::try_index(i)
+    }
+
     /// The mills, as sets.
     pub const fn mills(&self) -> &[BitBoard] {
         self.mills.split_at(self.num_mills).0
@@ -390,6 +396,14 @@ pub(crate) const SIX_SPOKES: [(u8, u8); 4] = [(1, 4), (6, 7), (8, 9), (14, 11)];
 /// 8 mills (the squares' sides), 20 lines, 16 symmetries (the square's 8, each with or without
 /// swapping the squares).
 pub const SIX: Board = Board::new("six", 5, &SIX_NAMES, &SIX_MILLS, &SIX_SPOKES);
+
+/// Every board, by [`Board::name`].
+pub const BOARDS: [&Board; 3] = [&NINE, &TWELVE, &SIX];
+
+/// The board named `name`, if there is one.
+pub fn named(name: &str) -> Option<&'static Board> {
+    BOARDS.into_iter().find(|b| b.name == name)
+}
 
 #[cfg(test)]
 mod tests {

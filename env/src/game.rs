@@ -201,7 +201,9 @@ impl Game {
             .history
             .iter()
             .zip(&self.actions)
-            .filter_map(|(pos, &a)| pos.move_of(a).map(|m: Move| m.to_string()))
+            .filter_map(|(pos, &a)| {
+                pos.move_on(a, &self.rules).map(|m: Move| m.on(self.rules.variant.board()).to_string())
+            })
             .collect();
         moves.join(" ")
     }

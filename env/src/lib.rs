@@ -68,10 +68,10 @@ pub use game::Game;
 pub use minimax::{Minimax, MinimaxConfig, SearchResult};
 /// The `ndarray` crate this one's array views ([`VecEnv::observations_view`]) come from.
 pub use ndarray;
-pub use notation::{Move, NotationError};
+pub use notation::{Move, MoveOn, NotationError};
 pub use outcome::{DrawReason, Outcome, WinReason};
 pub use perft::{perft, perft_divide};
-pub use position::{PIECES_PER_PLAYER, Phase, Position};
+pub use position::{PIECES_PER_PLAYER, Phase, Position, PositionOn};
 pub use rng::Rng;
 pub use rules::{Rules, UnknownVariant, Variant};
 pub use symmetry::{NUM_SYMMETRIES, Symmetry};

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use crate::action::{Action, ActionMask, MASK_WORDS, NUM_ACTIONS};
+use crate::board::{Board, NINE};
 use crate::error::{ActionError, PositionError};
 use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
@@ -699,9 +700,15 @@ impl Position {
 
     // ----- notation ------------------------------------------------------------------------
 
-    /// Reads `action` as a move in notation, taking the pending removal into account.
+    /// Reads `action` as a move in notation, taking the pending removal into account (the
+    /// 24-point boards' encoding; [`Position::move_on`] reads any board's).
     pub const fn move_of(&self, action: Action) -> Option<Move> {
         Move::from_action(action, self.removals > 0)
+    }
+
+    /// Reads `action` as a move on `rules`' board, taking the pending removal into account.
+    pub const fn move_on(&self, action: Action, rules: &Rules) -> Option<Move> {
+        Move::from_action_on(action, self.removals > 0, rules.variant.board())
     }
 
     /// Parses notation (`d6`, `a1-a4`, `xg7`) into a legal action for this position.
@@ -709,14 +716,15 @@ impl Position {
     /// # Errors
     /// If the text is malformed, of the wrong kind (a removal is or is not pending), or illegal.
     pub fn parse_action(&self, text: &str, rules: &Rules) -> Result<Action, NotationError> {
-        let m: Move = text.parse()?;
+        let board = rules.variant.board();
+        let m = Move::parse_on(text, board)?;
         let t = text.trim().to_string();
         match (m, self.removals > 0) {
             (Move::Remove(_), false) => return Err(NotationError::UnexpectedRemoval(t)),
             (Move::Place(_) | Move::Slide { .. }, true) => return Err(NotationError::ExpectedRemoval(t)),
             _ => {}
         }
-        let action = m.to_action();
+        let action = m.to_action_on(board);
         self.check(action, rules).map_err(|error| NotationError::Illegal { text: t, error })?;
         Ok(action)
     }
@@ -754,49 +762,75 @@ fn neighbours(rules: &Rules, set: BitBoard) -> BitBoard {
     if rules.variant.is_nine() { NineSpec::neighbours(set) } else { other(rules, set) }
 }
 
-/// Rows of the text board: every point sits at column `4·file + 2`, row `2·(6 − rank)`.
-const BOARD_TEMPLATE: [&str; 13] = [
-    "7 .-----------.-----------.",
-    "  |           |           |",
-    "6 |   .-------.-------.   |",
-    "  |   |       |       |   |",
-    "5 |   |   .---.---.   |   |",
-    "  |   |   |       |   |   |",
-    "4 .---.---.       .---.---.",
-    "  |   |   |       |   |   |",
-    "3 |   |   .---.---.   |   |",
-    "  |   |       |       |   |",
-    "2 |   .-------.-------.   |",
-    "  |           |           |",
-    "1 .-----------.-----------.",
-];
+impl Position {
+    /// The position drawn on `rules`' board ([`fmt::Display`] draws it on nine's).
+    pub fn display<'a>(&'a self, rules: &'a Rules) -> PositionOn<'a> {
+        PositionOn { pos: self, board: rules.variant.board() }
+    }
+}
 
-impl fmt::Display for Position {
-    /// The board with coordinates (`W`, `B`, `.` for empty), then who moves and the hands.
+/// A [`Position`] drawn as text on a board ([`Position::display`]): the board with coordinates
+/// (`W`, `B`, `.` for empty; the lines along ranks and files, not diagonals), then who moves and
+/// the hands.
+#[derive(Clone, Copy, Debug)]
+pub struct PositionOn<'a> {
+    pos: &'a Position,
+    board: &'a Board,
+}
+
+impl fmt::Display for PositionOn<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut rows: Vec<Vec<u8>> = BOARD_TEMPLATE.iter().map(|r| r.as_bytes().to_vec()).collect();
-        for p in Point::ALL {
-            let (file, rank) = p.coords();
-            let cell = &mut rows[2 * (6 - rank as usize)][4 * file as usize + 2];
+        let (board, pos) = (self.board, self.pos);
+        // Every point sits at column `4·file + 2` and row `2·(grid − 1 − rank)`.
+        let g = board.grid as usize;
+        let col = |file: i8| 4 * file as usize + 2;
+        let row = |rank: i8| 2 * (g - 1 - rank as usize);
+        let mut rows: Vec<Vec<u8>> = vec![vec![b' '; 4 * (g - 1) + 3]; 2 * g - 1];
+        for (a, b) in board.edges() {
+            let ((fa, ra), (fb, rb)) = (board.coords[a as usize], board.coords[b as usize]);
+            if ra == rb {
+                rows[row(ra)][col(fa.min(fb)) + 1..col(fa.max(fb))].fill(b'-');
+            } else if fa == fb {
+                for r in &mut rows[row(ra.max(rb)) + 1..row(ra.min(rb))] {
+                    r[col(fa)] = b'|';
+                }
+            }
+        }
+        for p in 0..board.num_points {
+            let (file, rank) = board.coords[p];
+            let cell = &mut rows[row(rank)][col(file)];
+            *cell = b'.';
             for c in Color::ALL {
-                if self.pieces(c).has(p) {
+                if pos.pieces(c).0 & (1 << p) != 0 {
                     *cell = c.symbol() as u8;
                 }
             }
         }
-        for r in rows {
-            writeln!(f, "{}", String::from_utf8_lossy(&r))?;
+        for (i, r) in rows.iter_mut().enumerate() {
+            if i % 2 == 0 {
+                r[0] = b'0' + (g - i / 2) as u8;
+            }
+            writeln!(f, "{}", String::from_utf8_lossy(r).trim_end())?;
         }
-        writeln!(f, "  a   b   c   d   e   f   g")?;
+        let files: Vec<String> = (0..g).map(|i| ((b'a' + i as u8) as char).to_string()).collect();
+        writeln!(f, "  {}", files.join("   "))?;
         write!(
             f,
             "{} to {} | in hand: White {}, Black {} | turn {}",
-            self.side,
-            if self.removals > 0 { "remove" } else { "move" },
-            self.in_hand[0],
-            self.in_hand[1],
-            self.turns
+            pos.side,
+            if pos.removals > 0 { "remove" } else { "move" },
+            pos.in_hand[0],
+            pos.in_hand[1],
+            pos.turns
         )
+    }
+}
+
+impl fmt::Display for Position {
+    /// The board of nine men's morris with coordinates (`W`, `B`, `.` for empty), then who
+    /// moves and the hands ([`Position::display`] draws another variant's board).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        PositionOn { pos: self, board: &NINE }.fmt(f)
     }
 }
 

@@ -1399,3 +1399,59 @@ fn six_slides_with_three_pieces_unless_flying_is_switched_on() {
     let two = six_position(&["a5", "c4"], &["b4", "d4", "b2"], [0, 0], Color::White);
     assert_eq!(two.outcome(&rules), Outcome::Win { winner: Color::Black, reason: WinReason::TooFewPieces });
 }
+
+/// The text board is drawn from the board's data: nine's is the drawing the lab always printed,
+/// six's its two squares on the 5 × 5 lattice with the spokes.
+#[test]
+fn text_boards_are_drawn_from_the_board() {
+    let nine = position(&["a7", "d5"], &["g1"], [7, 7], Color::White, false);
+    let want = [
+        "7 W-----------.-----------.",
+        "  |           |           |",
+        "6 |   .-------.-------.   |",
+        "  |   |       |       |   |",
+        "5 |   |   .---W---.   |   |",
+        "  |   |   |       |   |   |",
+        "4 .---.---.       .---.---.",
+        "  |   |   |       |   |   |",
+        "3 |   |   .---.---.   |   |",
+        "  |   |       |       |   |",
+        "2 |   .-------.-------.   |",
+        "  |           |           |",
+        "1 .-----------.-----------B",
+        "  a   b   c   d   e   f   g",
+        "White to move | in hand: White 7, Black 7 | turn 4",
+    ];
+    assert_eq!(nine.to_string(), want.join("\n"));
+    assert_eq!(nine.display(&Rules::standard()).to_string(), nine.to_string());
+    let six = six_position(&["a5", "c4"], &["e1"], [4, 4], Color::White);
+    let want = [
+        "5 W-------.-------.",
+        "  |       |       |",
+        "4 |   .---W---.   |",
+        "  |   |       |   |",
+        "3 .---.       .---.",
+        "  |   |       |   |",
+        "2 |   .---.---.   |",
+        "  |       |       |",
+        "1 .-------.-------B",
+        "  a   b   c   d   e",
+        "White to move | in hand: White 4, Black 4 | turn 4",
+    ];
+    assert_eq!(six.display(&Rules::six()).to_string(), want.join("\n"));
+}
+
+/// A six men's morris game reads and writes its moves with its own point names.
+#[test]
+fn six_games_use_its_point_names() {
+    let mut game = Game::new(Rules::six());
+    for m in ["a5", "b4", "c5", "c4", "e5", "xc4"] {
+        game.play_notation(m).unwrap();
+    }
+    assert_eq!(game.record(), "a5 b4 c5 c4 e5 xc4");
+    assert!(matches!(
+        game.play_notation("d6"),
+        Err(NotationError::NotOnBoard { ref name, board: "six" }) if name == "d6"
+    ));
+    assert!(matches!(game.play_notation("a5-a3"), Err(NotationError::Illegal { .. })));
+}
