@@ -1,9 +1,10 @@
-//! The observation: `[C, 24]` f32 planes from the point of view of the player to move.
+//! The observation: `[C, N]` f32 planes from the point of view of the player to move (`N` the
+//! board's points: 24, or 16 in six men's morris).
 //!
 //! # Layout, version 1 ([`OBS_VERSION`])
 //!
-//! Plane `c` occupies `out[c * 24 .. (c + 1) * 24]`; entry `p` of a plane is point `p`
-//! (OpenSpiel numbering). "Own" is the player to move, "opponent" the other one; the colour
+//! Plane `c` occupies `out[c * N .. (c + 1) * N]`; entry `p` of a plane is point `p`
+//! (OpenSpiel numbering on the 24-point boards). "Own" is the player to move, "opponent" the other one; the colour
 //! itself is not encoded, because the rules are the same for both players.
 //!
 //! | plane | meaning | values |
@@ -28,6 +29,7 @@
 //! counter the draw rules read. Like AlphaZero's inputs, they do not list which earlier
 //! positions occurred once (a future repetition may depend on that), only how often this one did.
 
+use crate::board::Board;
 use crate::position::{Phase, Position};
 use crate::rules::Rules;
 use crate::types::NUM_POINTS;
@@ -40,32 +42,51 @@ pub const NUM_PLANES: usize = 15;
 pub const BOARD_PLANES: usize = 3;
 /// Planes `BOARD_PLANES..NUM_PLANES`, each one value on every point ([`constant_planes`]).
 pub const CONSTANT_PLANES: usize = NUM_PLANES - BOARD_PLANES;
-/// Length of one flattened observation, `C * 24`.
+/// Length of one flattened observation on the 24-point boards, `C * 24`.
 pub const OBS_LEN: usize = NUM_PLANES * NUM_POINTS;
 
-/// Writes the observation of `pos` into `out` (`[C, 24]` row-major, length [`OBS_LEN`]).
+/// Length of one flattened observation on `board`, `C * N` (240 on six men's morris's 16
+/// points).
+pub const fn obs_len_on(board: &Board) -> usize {
+    NUM_PLANES * board.num_points
+}
+
+/// Writes the observation of `pos` into `out` (`[C, N]` row-major, `N` the points of `rules`'
+/// board: length [`OBS_LEN`] on the 24-point boards, [`obs_len_on`] on any).
 /// `repetitions` is how many times the position has occurred, counting now
 /// ([`Game::repetitions`](crate::Game::repetitions)).
 ///
 /// # Panics
-/// If `out.len() != OBS_LEN`.
+/// If `out` has another length.
 #[inline]
 pub fn encode(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32]) {
-    assert_eq!(out.len(), OBS_LEN, "observation buffer must have {OBS_LEN} entries");
+    // The 24-point boards with their point count a constant (the loops unrolled as before).
+    if rules.variant.is_small_board() {
+        encode_points(pos, rules, repetitions, out, rules.variant.board().num_points);
+    } else {
+        encode_points(pos, rules, repetitions, out, NUM_POINTS);
+    }
+}
+
+/// [`encode`] on a board of `n` points.
+#[inline(always)]
+fn encode_points(pos: &Position, rules: &Rules, repetitions: u32, out: &mut [f32], n: usize) {
+    let len = NUM_PLANES * n;
+    assert_eq!(out.len(), len, "observation buffer must have {len} entries");
     let me = pos.current_player();
     let opp = me.opponent();
     let own = pos.pieces(me).0;
     let theirs = pos.pieces(opp).0;
-    let (boards, rest) = out.split_at_mut(BOARD_PLANES * NUM_POINTS);
-    for p in 0..NUM_POINTS {
+    let (boards, rest) = out.split_at_mut(BOARD_PLANES * n);
+    for p in 0..n {
         let o = (own >> p) & 1;
         let t = (theirs >> p) & 1;
         boards[p] = o as f32;
-        boards[NUM_POINTS + p] = t as f32;
-        boards[2 * NUM_POINTS + p] = (1 ^ o ^ t) as f32;
+        boards[n + p] = t as f32;
+        boards[2 * n + p] = (1 ^ o ^ t) as f32;
     }
     let constants = constant_planes(pos, rules, repetitions);
-    for (plane, value) in rest.chunks_exact_mut(NUM_POINTS).zip(constants) {
+    for (plane, value) in rest.chunks_exact_mut(n).zip(constants) {
         plane.fill(value);
     }
 }
@@ -138,5 +159,21 @@ mod tests {
         assert_eq!(out[NUM_POINTS + 4], 1.0, "opponent plane holds White's d6");
         assert_eq!(out[3 * NUM_POINTS], 1.0, "Black still has 9 in hand");
         assert!((out[4 * NUM_POINTS] - 8.0 / 9.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn six_mens_morris_observes_its_16_points() {
+        let rules = Rules::six();
+        let board = rules.variant.board();
+        assert_eq!(obs_len_on(board), 15 * 16);
+        let mut game = Game::new(rules);
+        game.play_notation("e1").unwrap(); // point 15, the last of six's board
+        let mut out = vec![f32::NAN; obs_len_on(board)];
+        encode(game.position(), &rules, 1, &mut out);
+        assert_eq!((out[16 + 15], out[2 * 16 + 15], out[2 * 16]), (1.0, 0.0, 1.0));
+        assert!((out[3 * 16] - 1.0).abs() < 1e-6 && (out[4 * 16] - 5.0 / 6.0).abs() < 1e-6);
+        assert!(
+            std::panic::catch_unwind(|| encode(game.position(), &rules, 1, &mut [0.0; OBS_LEN])).is_err()
+        );
     }
 }

@@ -63,7 +63,7 @@ mod vec_env;
 pub use action::{Action, ActionMask, ActionMaskIter, MASK_WORDS, NUM_ACTIONS};
 pub use agent::{Agent, RandomAgent};
 pub use error::{ActionError, PositionError};
-pub use features::{NUM_PLANES, OBS_LEN, OBS_VERSION};
+pub use features::{NUM_PLANES, OBS_LEN, OBS_VERSION, obs_len_on};
 pub use game::Game;
 pub use minimax::{Minimax, MinimaxConfig, SearchResult};
 /// The `ndarray` crate this one's array views ([`VecEnv::observations_view`]) come from.

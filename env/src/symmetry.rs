@@ -4,8 +4,9 @@
 //! `(s & 3) × 90°` anticlockwise, then swap the inner and outer squares if `s & 8`.
 //! Symmetry 0 is the identity.
 
-use crate::action::{Action, ActionMask, NUM_ACTIONS};
-use crate::features::{NUM_PLANES, OBS_LEN};
+use crate::action::{Action, ActionMask};
+use crate::board::{Board, MAX_SYMMETRIES, NINE};
+use crate::features::{NUM_PLANES, obs_len_on};
 use crate::position::Position;
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
@@ -56,65 +57,44 @@ impl Symmetry {
     /// The image of a point.
     #[inline]
     pub const fn point(self, p: Point) -> Point {
-        Point::from_index_unchecked(PERMS[self.0 as usize][p.index()] as usize)
+        self.point_on(&NINE, p)
     }
 
     /// The image of a set of points.
     #[inline]
     pub fn board(self, b: BitBoard) -> BitBoard {
-        b.iter().fold(BitBoard::EMPTY, |acc, p| acc | self.point(p).bit())
+        self.board_on(&NINE, b)
     }
 
     /// The image of an action (both endpoints of a move are mapped). Out-of-range actions map
     /// to themselves.
     #[inline]
     pub const fn action(self, a: Action) -> Action {
-        if let Some(p) = a.as_point() {
-            Action::point(self.point(p))
-        } else if let Some((from, to)) = a.as_movement() {
-            Action::movement(self.point(from), self.point(to))
-        } else {
-            a
-        }
+        self.action_on(&NINE, a)
     }
 
     /// The image of an action mask.
     pub fn mask(self, m: &ActionMask) -> ActionMask {
-        m.iter().map(|a| self.action(a)).collect()
+        self.mask_on(&NINE, m)
     }
 
     /// The image of a position (hash recomputed; counters kept).
     pub fn position(self, pos: &Position) -> Position {
-        pos.with_pieces(
-            self.board(pos.pieces(crate::Color::White)),
-            self.board(pos.pieces(crate::Color::Black)),
-        )
+        self.position_on(&NINE, pos)
     }
 
     /// How many distinct positions the 16 images of `pos` are (1 to 16): the size of its class,
     /// so that counts of classes can be turned into counts of positions.
     pub fn class_size(pos: &Position) -> usize {
-        let mut images = [(0u32, 0u32); NUM_SYMMETRIES];
-        for (slot, s) in images.iter_mut().zip(Symmetry::all()) {
-            *slot = (s.board(pos.pieces(crate::Color::White)).0, s.board(pos.pieces(crate::Color::Black)).0);
-        }
-        images.sort_unstable();
-        1 + images.windows(2).filter(|w| w[0] != w[1]).count()
+        Symmetry::class_size_on(&NINE, pos)
     }
 
     /// Maps an observation `[C, 24]`: each plane's entries are moved to the image points.
     ///
     /// # Panics
-    /// If either slice is not [`OBS_LEN`] long.
+    /// If either slice is not [`OBS_LEN`](crate::OBS_LEN) long.
     pub fn observation(self, obs: &[f32], out: &mut [f32]) {
-        assert!(obs.len() == OBS_LEN && out.len() == OBS_LEN, "observations must have {OBS_LEN} entries");
-        let perm = self.permutation();
-        for c in 0..NUM_PLANES {
-            let base = c * NUM_POINTS;
-            for p in 0..NUM_POINTS {
-                out[base + perm[p] as usize] = obs[base + p];
-            }
-        }
+        self.observation_on(&NINE, obs, out);
     }
 
     /// Maps a dense per-action vector (a policy or visit distribution of length 600).
@@ -122,12 +102,93 @@ impl Symmetry {
     /// # Panics
     /// If either slice is not 600 long.
     pub fn policy(self, policy: &[f32], out: &mut [f32]) {
-        assert!(
-            policy.len() == NUM_ACTIONS && out.len() == NUM_ACTIONS,
-            "policies must have {NUM_ACTIONS} entries"
-        );
+        self.policy_on(&NINE, policy, out);
+    }
+
+    // ----- on any board: the symmetry's map of that board ----------------------------------
+    // Symmetry `s` of a board is `board.symmetries[s]`, for `s` below its `num_symmetries`
+    // ([`Symmetry::all_on`]); the methods above are these on nine's board.
+
+    /// The symmetries of `board`, in index order.
+    pub fn all_on(board: &Board) -> impl Iterator<Item = Symmetry> {
+        (0..board.num_symmetries as u8).map(Symmetry)
+    }
+
+    /// The image of a point of `board`.
+    #[inline]
+    pub const fn point_on(self, board: &Board, p: Point) -> Point {
+        Point::from_index_unchecked(board.symmetries[self.0 as usize][p.index()] as usize)
+    }
+
+    /// The image of a set of points of `board`.
+    #[inline]
+    pub fn board_on(self, board: &Board, b: BitBoard) -> BitBoard {
+        b.iter().fold(BitBoard::EMPTY, |acc, p| acc | self.point_on(board, p).bit())
+    }
+
+    /// The image of an action of `board` (its own encoding). Out-of-range actions map to
+    /// themselves.
+    #[inline]
+    pub const fn action_on(self, board: &Board, a: Action) -> Action {
+        if let Some(p) = a.as_point_on(board) {
+            Action::point_on(board, self.point_on(board, p))
+        } else if let Some((from, to)) = a.as_movement_on(board) {
+            Action::movement_on(board, self.point_on(board, from), self.point_on(board, to))
+        } else {
+            a
+        }
+    }
+
+    /// The image of an action mask of `board`.
+    pub fn mask_on(self, board: &Board, m: &ActionMask) -> ActionMask {
+        m.iter().map(|a| self.action_on(board, a)).collect()
+    }
+
+    /// The image of a position on `board` (hash recomputed; counters kept).
+    pub fn position_on(self, board: &Board, pos: &Position) -> Position {
+        pos.with_pieces(
+            self.board_on(board, pos.pieces(crate::Color::White)),
+            self.board_on(board, pos.pieces(crate::Color::Black)),
+        )
+    }
+
+    /// How many distinct positions the images of `pos` under `board`'s symmetries are.
+    pub fn class_size_on(board: &Board, pos: &Position) -> usize {
+        let mut images = [(0u32, 0u32); MAX_SYMMETRIES];
+        let images = &mut images[..board.num_symmetries];
+        for (slot, s) in images.iter_mut().zip(Symmetry::all_on(board)) {
+            let image = |c| s.board_on(board, pos.pieces(c)).0;
+            *slot = (image(crate::Color::White), image(crate::Color::Black));
+        }
+        images.sort_unstable();
+        1 + images.windows(2).filter(|w| w[0] != w[1]).count()
+    }
+
+    /// Maps an observation `[C, N]` of `board`: each plane's entries move to the image points.
+    ///
+    /// # Panics
+    /// If either slice is not [`obs_len_on`] long.
+    pub fn observation_on(self, board: &Board, obs: &[f32], out: &mut [f32]) {
+        let (n, len) = (board.num_points, obs_len_on(board));
+        assert!(obs.len() == len && out.len() == len, "observations must have {len} entries");
+        let perm = &board.symmetries[self.index()];
+        for c in 0..NUM_PLANES {
+            let base = c * n;
+            for p in 0..n {
+                out[base + perm[p] as usize] = obs[base + p];
+            }
+        }
+    }
+
+    /// Maps a dense per-action vector of `board` (length [`Board::num_actions`]).
+    ///
+    /// # Panics
+    /// If either slice has another length.
+    pub fn policy_on(self, board: &Board, policy: &[f32], out: &mut [f32]) {
+        let len = board.num_actions();
+        assert!(policy.len() == len && out.len() == len, "policies must have {len} entries");
         for (i, &v) in policy.iter().enumerate() {
-            out[self.action(Action(i as u16)).index()] = v;
+            out[self.action_on(board, Action(i as u16)).index()] = v;
         }
     }
 

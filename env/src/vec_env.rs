@@ -111,6 +111,9 @@ pub enum VecEnvError {
         /// The given length.
         got: usize,
     },
+    /// The variant's board is not one of 24 points, whose buffers (`[15, 24]` observations,
+    /// 600-action masks) a `VecEnv` has so far.
+    Variant(crate::Variant),
 }
 
 impl fmt::Display for VecEnvError {
@@ -125,6 +128,11 @@ impl fmt::Display for VecEnvError {
             VecEnvError::WrongBufferLength { expected, got } => {
                 write!(f, "output buffer has length {got}, expected {expected}")
             }
+            VecEnvError::Variant(v) => write!(
+                f,
+                "a VecEnv plays the 24-point boards so far, not {v}'s {} points",
+                v.board().num_points
+            ),
         }
     }
 }
@@ -210,11 +218,15 @@ impl VecEnv {
     /// Creates the envs and resets them with `config.seed`.
     ///
     /// # Errors
-    /// [`VecEnvError::NoEnvs`] if `num_envs` is 0.
+    /// [`VecEnvError::NoEnvs`] if `num_envs` is 0; [`VecEnvError::Variant`] for a variant of
+    /// fewer than 24 points (six men's morris).
     pub fn new(config: VecEnvConfig) -> Result<VecEnv, VecEnvError> {
         let n = config.num_envs;
         if n == 0 {
             return Err(VecEnvError::NoEnvs);
+        }
+        if config.rules.variant.is_small_board() {
+            return Err(VecEnvError::Variant(config.rules.variant));
         }
         let slot = Slot {
             game: Game::new(config.rules),

@@ -236,3 +236,35 @@ fn a_searcher_reused_across_positions_respects_the_n_move_counter() {
         assert_eq!(again.score, fresh.score, "N-move counter {quiet}");
     }
 }
+
+/// Minimax plays six men's morris on its own board: it closes the inner square's top side by
+/// sliding along the spoke c5-c4, and against a random player every move it picks is legal.
+#[test]
+fn plays_six_mens_morris_on_its_own_board() {
+    let rules = Rules::six();
+    let board = rules.variant.board();
+    let bb = |names: &[&str]| {
+        names.iter().fold(BitBoard::EMPTY, |acc, n| acc | board.point_named(n).unwrap().bit())
+    };
+    // White b4 and d4 with c4 empty; c5-c4 (a spoke) closes b4-c4-d4.
+    let p = Position::from_parts_for(
+        &rules,
+        bb(&["b4", "d4", "c5", "a1"]),
+        bb(&["e1", "c1", "d2", "e3"]),
+        [0, 0],
+        Color::White,
+        0,
+    )
+    .unwrap();
+    let game = Game::from_position(rules, p);
+    let r = Minimax::new(MinimaxConfig::depth(2)).search(&game);
+    let m = game.position().move_on(r.best.unwrap(), &rules).unwrap();
+    assert_eq!(m.on(board).to_string(), "c5-c4");
+    assert!(r.score > 50, "closing a mill wins a piece: {}", r.score);
+    let mut game = Game::new(rules);
+    let (mut mm, mut random) = (Minimax::new(MinimaxConfig::depth(3)), RandomAgent::new(7));
+    while !game.outcome().is_terminal() && game.actions().len() < 200 {
+        let a = if game.current_player() == Color::White { mm.choose(&game) } else { random.choose(&game) };
+        game.apply(a.expect("a move in a live game")).expect("a legal move");
+    }
+}

@@ -1455,3 +1455,11 @@ fn six_games_use_its_point_names() {
     ));
     assert!(matches!(game.play_notation("a5-a3"), Err(NotationError::Illegal { .. })));
 }
+
+/// A `VecEnv` refuses six men's morris by name until its buffers follow the board.
+#[test]
+fn vec_env_refuses_a_board_of_16_points_by_name() {
+    let e = morris_env::VecEnv::new(morris_env::VecEnvConfig::new(4, Rules::six())).err();
+    assert_eq!(e, Some(morris_env::VecEnvError::Variant(Variant::Six)));
+    assert!(e.unwrap().to_string().contains("six's 16 points"));
+}

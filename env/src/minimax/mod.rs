@@ -518,7 +518,7 @@ impl Minimax {
                 let p = Point::from_index_unchecked(a.index());
                 score += twos_through::<S>(opp, empty, p) * (1 << 22);
             } else {
-                let (from, to) = match a.as_movement() {
+                let (from, to) = match a.as_movement_on(S::BOARD) {
                     Some((f, t)) => (f.bit(), t),
                     None => (BitBoard::EMPTY, Point::from_index_unchecked(a.index())),
                 };

@@ -8,7 +8,7 @@
 
 use morris_env::features::encode;
 use morris_env::{
-    Action, ActionMask, Color, DrawReason, NUM_ACTIONS, OBS_LEN, Outcome, Point, Position, Rules, Variant,
+    Action, ActionMask, Color, DrawReason, NUM_ACTIONS, NUM_PLANES, Outcome, Point, Position, Rules, Variant,
     WinReason,
 };
 
@@ -342,10 +342,11 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         _ => 0.0,
     };
     let reps = if rules.threefold_repetition { ((repetitions - 1) as f32 / 2.0).min(1.0) } else { 0.0 };
-    let mut planes: Vec<[f32; 24]> = vec![
-        std::array::from_fn(|p| has(r.board[me], p) as u8 as f32),
-        std::array::from_fn(|p| has(r.board[opp], p) as u8 as f32),
-        std::array::from_fn(|p| r.empty(p) as u8 as f32),
+    let n = r.geo.n();
+    let mut planes: Vec<Vec<f32>> = vec![
+        (0..n).map(|p| has(r.board[me], p) as u8 as f32).collect(),
+        (0..n).map(|p| has(r.board[opp], p) as u8 as f32).collect(),
+        (0..n).map(|p| r.empty(p) as u8 as f32).collect(),
     ];
     let pieces = ref_pieces(rules) as f32;
     // Removals pending, as a fraction of the most a move earns (two in morabaraba).
@@ -357,8 +358,8 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         &[ratio(r.quiet, rules.n_move_rule), reps, ratio(r.turns, rules.turn_cap)],
     ]
     .concat();
-    planes.extend(constants.iter().map(|&v| [v; 24]));
-    assert_eq!(planes.len() * 24, OBS_LEN);
+    planes.extend(constants.iter().map(|&v| vec![v; n]));
+    assert_eq!(planes.len() * n, NUM_PLANES * n);
     planes.concat()
 }
 
@@ -369,17 +370,12 @@ pub(crate) fn assert_observation_matches(
     reps: u32,
     ctx: &dyn Fn() -> String,
 ) {
-    let mut obs = vec![f32::NAN; OBS_LEN];
+    let n = r.geo.n();
+    let mut obs = vec![f32::NAN; NUM_PLANES * n];
     encode(pos, rules, reps, &mut obs);
     let want = ref_observation(r, rules, reps);
     for (i, (a, b)) in obs.iter().zip(&want).enumerate() {
-        assert!(
-            (a - b).abs() <= 1e-6,
-            "observation plane {} point {}: {a} != {b}\n{}",
-            i / 24,
-            i % 24,
-            ctx()
-        );
+        assert!((a - b).abs() <= 1e-6, "observation plane {} point {}: {a} != {b}\n{}", i / n, i % n, ctx());
     }
 }
 

@@ -178,12 +178,9 @@ fn check_synthetic(seed: u64, rules: Rules) {
     let game = Game::from_position(rules, pos);
     assert_outcome_matches(game.outcome(), &ref_outcome(&r, &rules, 1), &ctx);
     assert_eq!(game.legal_actions(), pos.legal_actions(&rules));
+    assert_observation_matches(&pos, &rules, &r, 1, &ctx);
     check_apply_on(&pos, &rules, &ctx);
-    // Observations and symmetries of six men's morris's 16 points are not written yet.
-    if !rules.variant.is_small_board() {
-        assert_observation_matches(&pos, &rules, &r, 1, &ctx);
-        check_symmetries_on(&pos, &rules);
-    }
+    check_symmetries_on(&pos, &rules);
 }
 
 /// Property 1 (and 6): a random game ends within the ply bound without panicking, and along the
@@ -220,9 +217,7 @@ fn check_game_from(rules: Rules, start: Position, seed: u64) {
         assert_eq!(game.repetitions(), want_reps, "repetition count\n{}", ctx());
         assert_outcome_matches(pos.outcome(&rules), &ref_outcome(&r, &rules, 1), &ctx);
         assert_outcome_matches(game.outcome(), &ref_outcome(&r, &rules, reps), &ctx);
-        if !rules.variant.is_small_board() {
-            assert_observation_matches(&pos, &rules, &r, want_reps, &ctx);
-        }
+        assert_observation_matches(&pos, &rules, &r, want_reps, &ctx);
 
         if game.outcome().is_terminal() {
             assert!(game.legal_actions().is_empty());
