@@ -230,12 +230,13 @@ impl ActionMask {
         ActionMaskIter { words: self.0, word: 0 }
     }
 
-    /// Writes the mask as 600 bytes, 1 for legal and 0 for illegal (for tensors).
+    /// Writes the mask's first `out.len()` actions as bytes, 1 for legal and 0 for illegal (for
+    /// tensors): 600 on the 24-point boards, a board's [`Board::num_actions`] on another.
     ///
     /// # Panics
-    /// If `out.len() != 600`.
+    /// If `out` is longer than 600.
     pub fn write_u8(&self, out: &mut [u8]) {
-        assert_eq!(out.len(), NUM_ACTIONS, "mask row must have {NUM_ACTIONS} entries");
+        assert!(out.len() <= NUM_ACTIONS, "a mask row has at most {NUM_ACTIONS} entries, not {}", out.len());
         for (chunk, &w) in out.chunks_mut(64).zip(self.0.iter()) {
             for (i, o) in chunk.iter_mut().enumerate() {
                 *o = ((w >> i) & 1) as u8;
@@ -243,16 +244,20 @@ impl ActionMask {
         }
     }
 
-    /// Writes the mask as 600 booleans, `true` for legal.
+    /// Writes the mask's first `out.len()` actions as booleans, `true` for legal: 600 on the
+    /// 24-point boards, a board's [`Board::num_actions`] on another (actions past the row are
+    /// not written).
     ///
     /// # Panics
-    /// If `out.len() != 600`.
+    /// If `out` is longer than 600.
     pub fn write_bool(&self, out: &mut [bool]) {
-        assert_eq!(out.len(), NUM_ACTIONS, "mask row must have {NUM_ACTIONS} entries");
+        assert!(out.len() <= NUM_ACTIONS, "a mask row has at most {NUM_ACTIONS} entries, not {}", out.len());
         // A fill and a store per legal action (about 20 of 600).
         out.fill(false);
         for a in self.iter() {
-            out[a.index()] = true;
+            if let Some(entry) = out.get_mut(a.index()) {
+                *entry = true;
+            }
         }
     }
 }

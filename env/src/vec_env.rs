@@ -11,14 +11,14 @@ use ndarray::{ArrayView2, ArrayView3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::action::{Action, ActionMask, MASK_WORDS, NUM_ACTIONS};
+use crate::action::{Action, ActionMask, MASK_WORDS};
 use crate::error::ActionError;
-use crate::features::{NUM_PLANES, OBS_LEN, encode};
+use crate::features::{NUM_PLANES, encode, obs_len_on};
 use crate::game::Game;
 use crate::outcome::{Outcome, WinReason};
 use crate::rng::Rng;
 use crate::rules::Rules;
-use crate::types::{Color, NUM_POINTS};
+use crate::types::Color;
 
 /// What happens to a game that has ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -64,7 +64,7 @@ pub struct VecEnvConfig {
     pub opening_plies: u32,
     /// What an illegal action does.
     pub illegal_action: IllegalActionMode,
-    /// Also keep the masks expanded to `[N, 600]` booleans, written in the same parallel pass as
+    /// Also keep the masks expanded to `[N, A]` booleans (`A` = [`VecEnv::num_actions`]), written in the same parallel pass as
     /// the observations ([`VecEnv::masks_view`]); for callers that hand the masks on as a dense
     /// array (the Python package). Each step stores only the entries that changed since the
     /// env's previous mask, not all 600. Off by default: the packed masks are enough in Rust.
@@ -111,9 +111,6 @@ pub enum VecEnvError {
         /// The given length.
         got: usize,
     },
-    /// The variant's board is not one of 24 points, whose buffers (`[15, 24]` observations,
-    /// 600-action masks) a `VecEnv` has so far.
-    Variant(crate::Variant),
 }
 
 impl fmt::Display for VecEnvError {
@@ -128,11 +125,6 @@ impl fmt::Display for VecEnvError {
             VecEnvError::WrongBufferLength { expected, got } => {
                 write!(f, "output buffer has length {got}, expected {expected}")
             }
-            VecEnvError::Variant(v) => write!(
-                f,
-                "a VecEnv plays the 24-point boards so far, not {v}'s {} points",
-                v.board().num_points
-            ),
         }
     }
 }
@@ -167,7 +159,7 @@ struct Row<'a> {
     obs: &'a mut [f32],
     final_obs: &'a mut [f32],
     mask: &'a mut ActionMask,
-    /// The expanded mask (`[600]`), or one unused entry when masks are not expanded.
+    /// The expanded mask (`[A]`), or one unused entry when masks are not expanded.
     mask_row: &'a mut [bool],
     player: &'a mut u8,
     reward: &'a mut [f32; 2],
@@ -178,9 +170,11 @@ struct Row<'a> {
 /// N independent games with struct-of-arrays output buffers.
 ///
 /// # Shapes
-/// * `observations`: `[N, C*24]` f32 ([`OBS_LEN`] per env, layout in [`features`](crate::features));
+/// * `observations`: `[N, C*P]` f32 (`P` the board's points, 24 or six men's morris's 16: [`OBS_LEN`](crate::OBS_LEN)
+///   per env on the 24-point boards; layout in [`features`](crate::features));
 /// * `masks`: `[N]` packed [`ActionMask`]s (600 bits each); [`VecEnv::masks_u8`] and
-///   [`VecEnv::masks_bool`] expand them to `[N, 600]`;
+///   [`VecEnv::masks_bool`] expand them to `[N, A]` (`A` = [`VecEnv::num_actions`], 600 on the
+///   24-point boards);
 /// * `current_player`: `[N]` u8 (0 White, 1 Black);
 /// * `rewards`: `[N, 2]` f32, one column per player;
 /// * `terminated`, `truncated`: `[N]` bool. A game cut off by the turn cap is `truncated`;
@@ -202,7 +196,7 @@ pub struct VecEnv {
     observations: Vec<f32>,
     final_observations: Vec<f32>,
     masks: Vec<ActionMask>,
-    /// `[N, 600]` when `config.expand_masks`, else `[N]` unused entries (so rows still zip).
+    /// `[N, A]` when `config.expand_masks`, else `[N]` unused entries (so rows still zip).
     mask_rows: Vec<bool>,
     current_player: Vec<u8>,
     rewards: Vec<[f32; 2]>,
@@ -218,15 +212,11 @@ impl VecEnv {
     /// Creates the envs and resets them with `config.seed`.
     ///
     /// # Errors
-    /// [`VecEnvError::NoEnvs`] if `num_envs` is 0; [`VecEnvError::Variant`] for a variant of
-    /// fewer than 24 points (six men's morris).
+    /// [`VecEnvError::NoEnvs`] if `num_envs` is 0.
     pub fn new(config: VecEnvConfig) -> Result<VecEnv, VecEnvError> {
         let n = config.num_envs;
         if n == 0 {
             return Err(VecEnvError::NoEnvs);
-        }
-        if config.rules.variant.is_small_board() {
-            return Err(VecEnvError::Variant(config.rules.variant));
         }
         let slot = Slot {
             game: Game::new(config.rules),
@@ -238,8 +228,8 @@ impl VecEnv {
         };
         let mut env = VecEnv {
             slots: vec![slot; n],
-            observations: vec![0.0; n * OBS_LEN],
-            final_observations: vec![0.0; n * OBS_LEN],
+            observations: vec![0.0; n * obs_len(&config)],
+            final_observations: vec![0.0; n * obs_len(&config)],
             masks: vec![ActionMask::EMPTY; n],
             mask_rows: vec![false; n * mask_row_len(&config)],
             current_player: vec![0; n],
@@ -439,8 +429,10 @@ impl VecEnv {
     {
         let pool = self.pool.clone();
         let row_len = mask_row_len(&self.config);
+        let obs_len = obs_len(&self.config);
         let buffers = Buffers {
             slots: &mut self.slots,
+            obs_len,
             obs: &mut self.observations,
             final_obs: &mut self.final_observations,
             masks: &mut self.masks,
@@ -472,13 +464,13 @@ impl VecEnv {
         }
     }
 
-    /// Observations, `[N, C*24]` row-major.
+    /// Observations, `[N, C*P]` row-major (`P` the board's points).
     pub fn observations(&self) -> &[f32] {
         &self.observations
     }
 
     /// In [`AutoReset::SameStep`] mode, the last observation of each game that ended on the
-    /// latest step (`[N, C*24]`; rows of other envs are stale).
+    /// latest step (`[N, C*P]`; rows of other envs are stale).
     pub fn final_observations(&self) -> &[f32] {
         &self.final_observations
     }
@@ -488,29 +480,30 @@ impl VecEnv {
         &self.masks
     }
 
-    /// [`VecEnv::observations`] as an array view of shape `[N, C, 24]` (planes, then points).
+    /// [`VecEnv::observations`] as an array view of shape `[N, C, P]` (planes, then points).
     pub fn observations_view(&self) -> ArrayView3<'_, f32> {
-        obs_view(&self.observations)
+        obs_view(&self.observations, self.config.rules.variant.board().num_points)
     }
 
-    /// [`VecEnv::final_observations`] as an array view of shape `[N, C, 24]`.
+    /// [`VecEnv::final_observations`] as an array view of shape `[N, C, P]`.
     pub fn final_observations_view(&self) -> ArrayView3<'_, f32> {
-        obs_view(&self.final_observations)
+        obs_view(&self.final_observations, self.config.rules.variant.board().num_points)
     }
 
-    /// The masks expanded to booleans, `[N, 600]`, written by every step and reset when
+    /// The masks expanded to booleans, `[N, A]`, written by every step and reset when
     /// [`VecEnvConfig::expand_masks`] is set; `None` otherwise (use [`VecEnv::masks_bool`]).
     pub fn masks_view(&self) -> Option<ArrayView2<'_, bool>> {
         if !self.config.expand_masks {
             return None;
         }
-        ArrayView2::from_shape((self.slots.len(), NUM_ACTIONS), &self.mask_rows).ok()
+        ArrayView2::from_shape((self.slots.len(), self.num_actions()), &self.mask_rows).ok()
     }
 
     /// The packed masks as one `[N, MASK_WORDS]` array of `u64` words, the buffer behind
-    /// [`VecEnv::masks`] without a copy: action `a` is bit `a % 64` of word `a / 64`, and bits
-    /// 600..640 are zero. On a little-endian machine its bytes are the masks as 80 bytes per env,
-    /// action `a` in bit `a % 8` of byte `a / 8`.
+    /// [`VecEnv::masks`] without a copy: action `a` is bit `a % 64` of word `a / 64`, and the
+    /// bits from the board's action count on (600..640 on the 24-point boards) are zero. On a
+    /// little-endian machine its bytes are the masks as 80 bytes per env, action `a` in bit
+    /// `a % 8` of byte `a / 8`.
     pub fn packed_masks_view(&self) -> ArrayView2<'_, u64> {
         let n = self.masks.len();
         let words: &[u64] = bytemuck::cast_slice(&self.masks);
@@ -522,28 +515,37 @@ impl VecEnv {
         ArrayView2::from(self.rewards.as_slice())
     }
 
-    /// Expands the masks into `out`, `[N, 600]` of 0/1 bytes.
+    /// Expands the masks into `out`, `[N, A]` of 0/1 bytes.
     ///
     /// # Errors
-    /// If `out.len() != N * 600`.
+    /// If `out.len() != N * A`.
     pub fn masks_u8(&self, out: &mut [u8]) -> Result<(), VecEnvError> {
-        self.check_len(out.len(), NUM_ACTIONS)?;
-        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(NUM_ACTIONS)) {
+        let actions = self.num_actions();
+        self.check_len(out.len(), actions)?;
+        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(actions)) {
             m.write_u8(row);
         }
         Ok(())
     }
 
-    /// Expands the masks into `out`, `[N, 600]` of booleans.
+    /// Expands the masks into `out`, `[N, A]` of booleans.
     ///
     /// # Errors
-    /// If `out.len() != N * 600`.
+    /// If `out.len() != N * A`.
     pub fn masks_bool(&self, out: &mut [bool]) -> Result<(), VecEnvError> {
-        self.check_len(out.len(), NUM_ACTIONS)?;
-        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(NUM_ACTIONS)) {
+        let actions = self.num_actions();
+        self.check_len(out.len(), actions)?;
+        for (m, row) in self.masks.iter().zip(out.chunks_exact_mut(actions)) {
             m.write_bool(row);
         }
         Ok(())
+    }
+
+    /// The size of the rules' action space: 600 on the 24-point boards, 272 on six men's
+    /// morris's ([`Board::num_actions`](crate::board::Board::num_actions)), the width of the
+    /// expanded masks.
+    pub fn num_actions(&self) -> usize {
+        self.config.rules.variant.board().num_actions()
     }
 
     fn check_len(&self, got: usize, per_env: usize) -> Result<(), VecEnvError> {
@@ -611,11 +613,16 @@ impl VecEnv {
     }
 }
 
-/// An `[N * C * 24]` observation buffer as `[N, C, 24]`.
-fn obs_view(flat: &[f32]) -> ArrayView3<'_, f32> {
-    let n = flat.len() / OBS_LEN;
-    ArrayView3::from_shape((n, NUM_PLANES, NUM_POINTS), flat)
-        .expect("observation buffers hold N rows of C * 24")
+/// An `[N * C * P]` observation buffer as `[N, C, P]`, `P` the board's points.
+fn obs_view(flat: &[f32], points: usize) -> ArrayView3<'_, f32> {
+    let n = flat.len() / (NUM_PLANES * points);
+    ArrayView3::from_shape((n, NUM_PLANES, points), flat).expect("observation buffers hold N rows of C * P")
+}
+
+/// Entries per env of the observation buffers: `C × P`, `P` the points of the rules' board
+/// ([`OBS_LEN`](crate::OBS_LEN) on the 24-point boards).
+fn obs_len(config: &VecEnvConfig) -> usize {
+    obs_len_on(config.rules.variant.board())
 }
 
 /// Every per-env buffer, borrowed for one pass over the envs.
@@ -625,6 +632,8 @@ struct Buffers<'a> {
     final_obs: &'a mut [f32],
     masks: &'a mut [ActionMask],
     mask_rows: &'a mut [bool],
+    /// Entries per env of `obs` and `final_obs` ([`obs_len`]).
+    obs_len: usize,
     /// Entries per env of `mask_rows` ([`mask_row_len`]).
     row_len: usize,
     players: &'a mut [u8],
@@ -638,8 +647,8 @@ impl<'a> Buffers<'a> {
     fn par_rows(self) -> impl IndexedParallelIterator<Item = (usize, &'a mut Slot, Row<'a>)> {
         (
             self.slots.par_iter_mut(),
-            self.obs.par_chunks_mut(OBS_LEN),
-            self.final_obs.par_chunks_mut(OBS_LEN),
+            self.obs.par_chunks_mut(self.obs_len),
+            self.final_obs.par_chunks_mut(self.obs_len),
             self.masks.par_iter_mut(),
             self.mask_rows.par_chunks_mut(self.row_len),
             self.players.par_iter_mut(),
@@ -660,8 +669,9 @@ impl<'a> Buffers<'a> {
     /// The first `mid` envs and the rest.
     fn split_at(self, mid: usize) -> (Buffers<'a>, Buffers<'a>) {
         let (slots_a, slots_b) = self.slots.split_at_mut(mid);
-        let (obs_a, obs_b) = self.obs.split_at_mut(mid * OBS_LEN);
-        let (final_a, final_b) = self.final_obs.split_at_mut(mid * OBS_LEN);
+        let obs_len = self.obs_len;
+        let (obs_a, obs_b) = self.obs.split_at_mut(mid * obs_len);
+        let (final_a, final_b) = self.final_obs.split_at_mut(mid * obs_len);
         let (masks_a, masks_b) = self.masks.split_at_mut(mid);
         let (rows_a, rows_b) = self.mask_rows.split_at_mut(mid * self.row_len);
         let (players_a, players_b) = self.players.split_at_mut(mid);
@@ -672,6 +682,7 @@ impl<'a> Buffers<'a> {
         (
             Buffers {
                 slots: slots_a,
+                obs_len,
                 obs: obs_a,
                 final_obs: final_a,
                 masks: masks_a,
@@ -684,6 +695,7 @@ impl<'a> Buffers<'a> {
             },
             Buffers {
                 slots: slots_b,
+                obs_len,
                 obs: obs_b,
                 final_obs: final_b,
                 masks: masks_b,
@@ -699,8 +711,8 @@ impl<'a> Buffers<'a> {
 
     /// The same rows, in order on the calling thread.
     fn rows(self) -> impl Iterator<Item = (usize, &'a mut Slot, Row<'a>)> {
-        let mut obs = self.obs.chunks_mut(OBS_LEN);
-        let mut final_obs = self.final_obs.chunks_mut(OBS_LEN);
+        let mut obs = self.obs.chunks_mut(self.obs_len);
+        let mut final_obs = self.final_obs.chunks_mut(self.obs_len);
         let mut masks = self.masks.iter_mut();
         let mut mask_rows = self.mask_rows.chunks_mut(self.row_len);
         let mut players = self.players.iter_mut();
@@ -768,9 +780,10 @@ where
 /// The stream of [`Rng::derive`] behind [`VecEnv::sample_legal_seeded`].
 const SAMPLE_STREAM: u64 = 0x5a3d_1e6a_7c0b_42f1;
 
-/// Entries per env of the expanded-mask buffer: 600, or 1 (unused) when masks are not expanded.
+/// Entries per env of the expanded-mask buffer: the board's actions (600 on the 24-point
+/// boards), or 1 (unused) when masks are not expanded.
 fn mask_row_len(config: &VecEnvConfig) -> usize {
-    if config.expand_masks { NUM_ACTIONS } else { 1 }
+    if config.expand_masks { config.rules.variant.board().num_actions() } else { 1 }
 }
 
 /// Starts a new game in `slot`, with the configured random opening. If the opening happens to
@@ -795,7 +808,7 @@ fn write_state(config: &VecEnvConfig, slot: &Slot, row: &mut Row<'_>) {
     *row.player = game.current_player() as u8;
 }
 
-/// Rewrites the dense `row` (`[600]`), which holds `old` expanded, to hold `new`: a store per
+/// Rewrites the dense `row` (`[A]`), which holds `old` expanded, to hold `new`: a store per
 /// action that changed (typically a few dozen; consecutive masks share most of their actions)
 /// instead of 600. The invariant holds because only this function writes the dense rows, and
 /// every row starts all false beside an empty mask.
@@ -867,6 +880,8 @@ fn step_env(config: &VecEnvConfig, slot: &mut Slot, action: Action, mut row: Row
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::NUM_ACTIONS;
+    use crate::features::OBS_LEN;
     use crate::outcome::DrawReason;
 
     /// Rules under which every game ends after one turn (a draw by the turn cap).

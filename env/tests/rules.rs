@@ -1456,10 +1456,29 @@ fn six_games_use_its_point_names() {
     assert!(matches!(game.play_notation("a5-a3"), Err(NotationError::Illegal { .. })));
 }
 
-/// A `VecEnv` refuses six men's morris by name until its buffers follow the board.
+/// A `VecEnv` of six men's morris has its board's shapes: `[N, 15, 16]` observations and
+/// 272-wide masks, whose legal actions are those of each env's game.
 #[test]
-fn vec_env_refuses_a_board_of_16_points_by_name() {
-    let e = morris_env::VecEnv::new(morris_env::VecEnvConfig::new(4, Rules::six())).err();
-    assert_eq!(e, Some(morris_env::VecEnvError::Variant(Variant::Six)));
-    assert!(e.unwrap().to_string().contains("six's 16 points"));
+fn vec_env_plays_six_mens_morris_with_its_shapes() {
+    let config =
+        morris_env::VecEnvConfig { expand_masks: true, ..morris_env::VecEnvConfig::new(8, Rules::six()) };
+    let mut env = morris_env::VecEnv::new(config).unwrap();
+    assert_eq!(env.observations_view().dim(), (8, 15, 16));
+    assert_eq!(env.num_actions(), 272);
+    for _ in 0..300 {
+        env.step_random();
+        let dense = env.masks_view().unwrap();
+        assert_eq!(dense.dim(), (8, 272));
+        for i in 0..8 {
+            let legal = env.game(i).legal_actions();
+            assert!(legal.iter().all(|a| a.index() < 272));
+            let row: Vec<usize> = (0..272).filter(|&a| dense[[i, a]]).collect();
+            let want: Vec<usize> =
+                if env.outcome(i).is_terminal() { vec![] } else { legal.iter().map(|a| a.index()).collect() };
+            assert_eq!(row, want, "env {i}");
+        }
+    }
+    let mut bytes = vec![0u8; 8 * 272];
+    env.masks_u8(&mut bytes).unwrap();
+    assert!(env.masks_u8(&mut vec![0u8; 8 * 600]).is_err());
 }

@@ -26,10 +26,6 @@ pub(crate) fn rules_of(i: u8) -> Rules {
 /// How many rule sets [`rules_of`] gives.
 pub(crate) const RULE_SETS: u8 = 12;
 
-/// How many of them, the first, are played on the 24-point boards: the `VecEnv` suite covers
-/// these (six men's morris's 16 points come to `VecEnv` next).
-pub(crate) const RULE_SETS_24: u8 = 10;
-
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use morris_env::features::encode;
 use morris_env::{
-    Action, ActionMask, AutoReset, Color, Game, IllegalActionMode, NUM_ACTIONS, OBS_LEN, Outcome, Rng, Rules,
-    VecEnv, VecEnvConfig, WinReason,
+    Action, ActionMask, AutoReset, Color, Game, IllegalActionMode, NUM_ACTIONS, Outcome, Rng, Rules, VecEnv,
+    VecEnvConfig, WinReason, obs_len_on,
 };
 use proptest::prelude::*;
 
@@ -45,7 +45,7 @@ fn rewards_of(outcome: Outcome) -> [f32; 2] {
 }
 
 fn encode_game(game: &Game) -> Vec<f32> {
-    let mut obs = vec![0.0f32; OBS_LEN];
+    let mut obs = vec![0.0f32; obs_len_on(game.rules().variant.board())];
     encode(game.position(), game.rules(), game.repetitions(), &mut obs);
     obs
 }
@@ -148,17 +148,19 @@ impl RefEnv {
 }
 
 fn assert_env_row(env: &VecEnv, i: usize, e: &Expected, step: usize) {
-    let row = i * OBS_LEN..(i + 1) * OBS_LEN;
+    let board = env.config().rules.variant.board();
+    let len = obs_len_on(board);
+    let row = i * len..(i + 1) * len;
     assert_eq!(&env.observations()[row.clone()], &e.obs[..], "env {i}, step {step}: observation");
     if let Some(f) = &e.final_obs {
         assert_eq!(&env.final_observations()[row], &f[..], "env {i}, step {step}: final observation");
     }
     assert_eq!(env.masks()[i], e.mask, "env {i}, step {step}: mask");
     if let Some(dense) = env.masks_view() {
-        let expanded: Vec<bool> = (0..NUM_ACTIONS).map(|a| e.mask.has(Action(a as u16))).collect();
+        let expanded: Vec<bool> = (0..env.num_actions()).map(|a| e.mask.has(Action(a as u16))).collect();
         assert_eq!(dense.row(i).to_vec(), expanded, "env {i}, step {step}: expanded mask");
     }
-    assert_eq!(env.observations_view().shape(), &[env.num_envs(), 15, 24]);
+    assert_eq!(env.observations_view().shape(), &[env.num_envs(), 15, board.num_points]);
     assert_eq!(
         env.observations_view().index_axis(ndarray::Axis(0), i).iter().copied().collect::<Vec<f32>>(),
         e.obs,
@@ -326,7 +328,7 @@ proptest! {
         seed in any::<u64>(),
         opening_plies in 0u32..10,
         auto_reset in 0u8..2,
-        rules in 0u8..RULE_SETS_24,
+        rules in 0u8..RULE_SETS,
         action_seed in any::<u64>(),
     ) {
         let config = vec_config(n, rules_of(rules), seed, auto_reset_of(auto_reset), opening_plies);
@@ -341,7 +343,7 @@ proptest! {
         opening_plies in 0u32..10,
         auto_reset in 0u8..3,
         loss in any::<bool>(),
-        rules in 0u8..RULE_SETS_24,
+        rules in 0u8..RULE_SETS,
         action_seed in any::<u64>(),
     ) {
         let mut config = vec_config(n, rules_of(rules), seed, auto_reset_of(auto_reset), opening_plies);
@@ -356,7 +358,7 @@ proptest! {
         seed in any::<u64>(),
         opening_plies in 0u32..10,
         auto_reset in 0u8..3,
-        rules in 0u8..RULE_SETS_24,
+        rules in 0u8..RULE_SETS,
     ) {
         check_threads_agree(n, rules_of(rules), seed, opening_plies, auto_reset_of(auto_reset), 120);
     }
