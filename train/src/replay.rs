@@ -3,28 +3,30 @@
 
 use std::collections::VecDeque;
 
-use morris_env::features::{NUM_PLANES, OBS_LEN, encode};
+use morris_env::features::{NUM_PLANES, encode, obs_len_on};
 use morris_env::ndarray::{Array1, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
-use morris_env::{NUM_ACTIONS, NUM_POINTS, NUM_SYMMETRIES, Rng, Rules, Symmetry};
+use morris_env::{NUM_ACTIONS, NUM_POINTS, Rng, Rules, Symmetry};
 
 use crate::sample::Sample;
 
 /// A training batch, struct-of-arrays.
 ///
 /// # Shapes
-/// * `obs`: `[B, C*24]` observations (after the symmetry);
-/// * `legal`: `[B, 600]` legal-action mask;
-/// * `policy`: `[B, 600]` policy target (0 on illegal actions; all 0 where `policy_weight` is 0);
+/// `P` is the board's points and `A` its actions ([`TrainBatch::points`],
+/// [`TrainBatch::actions`]): 24 and 600 on the 24-point boards, 16 and 272 on six men's morris's.
+/// * `obs`: `[B, C*P]` observations (after the symmetry);
+/// * `legal`: `[B, A]` legal-action mask;
+/// * `policy`: `[B, A]` policy target (0 on illegal actions; all 0 where `policy_weight` is 0);
 /// * `wdl`: `[B, 3]` win/draw/loss target for the player to move (one-hot, or mixed with the
 ///   search value: [`Sample::value_target`]);
 /// * `policy_weight`: `[B]`, 1 for positions with a full search, 0 for cheap ones.
 #[derive(Clone, Debug, Default)]
 pub struct TrainBatch {
-    /// `[B, C*24]`
+    /// `[B, C*P]`
     pub obs: Vec<f32>,
-    /// `[B, 600]`
+    /// `[B, A]`
     pub legal: Vec<bool>,
-    /// `[B, 600]`
+    /// `[B, A]`
     pub policy: Vec<f32>,
     /// `[B, 3]`
     pub wdl: Vec<f32>,
@@ -43,16 +45,35 @@ impl TrainBatch {
         self.policy_weight.is_empty()
     }
 
+    /// Points per observation plane, `P`: the board's (24 for an empty batch), read from the
+    /// buffers' widths.
+    pub fn points(&self) -> usize {
+        match self.len() {
+            0 => NUM_POINTS,
+            b => self.obs.len() / (NUM_PLANES * b),
+        }
+    }
+
+    /// Actions per row of `legal` and `policy`, `A`: the board's (600 for an empty batch).
+    pub fn actions(&self) -> usize {
+        match self.len() {
+            0 => NUM_ACTIONS,
+            b => self.legal.len() / b,
+        }
+    }
+
     /// Every sample of `samples`, in order, under the symmetries `augment` asks for (all 16 of
     /// one sample are consecutive rows with [`Augment::All`]), as a batch to train on elsewhere.
     /// The value target is the game's outcome alone.
     pub fn from_samples(samples: &[Sample], rules: &Rules, augment: Augment) -> TrainBatch {
-        let per_sample = if augment == Augment::All { NUM_SYMMETRIES } else { 1 };
+        let board = rules.variant.board();
+        let symmetries = board.num_symmetries;
+        let per_sample = if augment == Augment::All { symmetries } else { 1 };
         let rows = samples.len() * per_sample;
         let mut out = TrainBatch {
-            obs: vec![0.0; rows * OBS_LEN],
-            legal: vec![false; rows * NUM_ACTIONS],
-            policy: vec![0.0; rows * NUM_ACTIONS],
+            obs: vec![0.0; rows * obs_len_on(board)],
+            legal: vec![false; rows * board.num_actions()],
+            policy: vec![0.0; rows * board.num_actions()],
             wdl: vec![0.0; rows * 3],
             policy_weight: Vec::with_capacity(rows),
         };
@@ -66,7 +87,7 @@ impl TrainBatch {
                 let sym = match augment {
                     Augment::None => Symmetry::IDENTITY,
                     Augment::All => Symmetry::try_index(k).unwrap_or(Symmetry::IDENTITY),
-                    Augment::Random { .. } => Symmetry::try_index(rng.below(NUM_SYMMETRIES as u32) as usize)
+                    Augment::Random { .. } => Symmetry::try_index(rng.below(symmetries as u32) as usize)
                         .unwrap_or(Symmetry::IDENTITY),
                 };
                 out.write_row(i, s, sym, rules, 0.0);
@@ -80,32 +101,34 @@ impl TrainBatch {
     /// observation, mask and policy of [`write_sample`], and the value target with
     /// `search_value_weight` of the search value ([`Sample::value_target`]).
     fn write_row(&mut self, i: usize, s: &Sample, sym: Symmetry, rules: &Rules, search_value_weight: f32) {
+        let board = rules.variant.board();
+        let (len, actions) = (obs_len_on(board), board.num_actions());
         let weight = write_sample(
             s,
             sym,
             rules,
-            &mut self.obs[i * OBS_LEN..(i + 1) * OBS_LEN],
-            &mut self.legal[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
-            &mut self.policy[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS],
+            &mut self.obs[i * len..(i + 1) * len],
+            &mut self.legal[i * actions..(i + 1) * actions],
+            &mut self.policy[i * actions..(i + 1) * actions],
         );
         self.wdl[i * 3..i * 3 + 3].copy_from_slice(&s.value_target(search_value_weight));
         self.policy_weight.push(weight);
     }
 
-    /// The observations as `[B, C, 24]`.
+    /// The observations as `[B, C, P]`.
     pub fn obs_view(&self) -> ArrayView3<'_, f32> {
-        ArrayView3::from_shape((self.len(), NUM_PLANES, NUM_POINTS), &self.obs)
-            .expect("obs holds B rows of C * 24")
+        ArrayView3::from_shape((self.len(), NUM_PLANES, self.points()), &self.obs)
+            .expect("obs holds B rows of C * P")
     }
 
-    /// The legal-action masks as `[B, 600]`.
+    /// The legal-action masks as `[B, A]`.
     pub fn legal_view(&self) -> ArrayView2<'_, bool> {
-        ArrayView2::from_shape((self.len(), NUM_ACTIONS), &self.legal).expect("legal holds B rows of 600")
+        ArrayView2::from_shape((self.len(), self.actions()), &self.legal).expect("legal holds B rows of A")
     }
 
-    /// The policy targets as `[B, 600]`.
+    /// The policy targets as `[B, A]`.
     pub fn policy_view(&self) -> ArrayView2<'_, f32> {
-        ArrayView2::from_shape((self.len(), NUM_ACTIONS), &self.policy).expect("policy holds B rows of 600")
+        ArrayView2::from_shape((self.len(), self.actions()), &self.policy).expect("policy holds B rows of A")
     }
 
     /// The win/draw/loss targets as `[B, 3]`.
@@ -120,12 +143,12 @@ impl TrainBatch {
 
     /// The batch as owned arrays of the shapes of the views, without copying the buffers.
     pub fn into_arrays(self) -> TrainArrays {
-        let b = self.len();
+        let (b, points, actions) = (self.len(), self.points(), self.actions());
         let shaped = "buffers hold B rows";
         TrainArrays {
-            obs: Array3::from_shape_vec((b, NUM_PLANES, NUM_POINTS), self.obs).expect(shaped),
-            legal: Array2::from_shape_vec((b, NUM_ACTIONS), self.legal).expect(shaped),
-            policy: Array2::from_shape_vec((b, NUM_ACTIONS), self.policy).expect(shaped),
+            obs: Array3::from_shape_vec((b, NUM_PLANES, points), self.obs).expect(shaped),
+            legal: Array2::from_shape_vec((b, actions), self.legal).expect(shaped),
+            policy: Array2::from_shape_vec((b, actions), self.policy).expect(shaped),
             wdl: Array2::from_shape_vec((b, 3), self.wdl).expect(shaped),
             policy_weight: Array1::from_vec(self.policy_weight),
         }
@@ -137,7 +160,7 @@ impl TrainBatch {
 pub enum Augment {
     /// Each sample once, as it was played.
     None,
-    /// Each sample 16 times, once under every symmetry (in [`Symmetry::all`] order).
+    /// Each sample under every symmetry of the board (16 times; in [`Symmetry::all_on`] order).
     All,
     /// Each sample once, under a symmetry drawn from a generator seeded with `seed`.
     Random {
@@ -149,11 +172,11 @@ pub enum Augment {
 /// A [`TrainBatch`] as owned `ndarray` arrays.
 #[derive(Clone, Debug)]
 pub struct TrainArrays {
-    /// `[B, C, 24]` observations.
+    /// `[B, C, P]` observations.
     pub obs: Array3<f32>,
-    /// `[B, 600]` legal-action masks.
+    /// `[B, A]` legal-action masks.
     pub legal: Array2<bool>,
-    /// `[B, 600]` policy targets (all 0 where the policy weight is 0).
+    /// `[B, A]` policy targets (all 0 where the policy weight is 0).
     pub policy: Array2<f32>,
     /// `[B, 3]` win/draw/loss targets for the player to move.
     pub wdl: Array2<f32>,
@@ -254,18 +277,19 @@ impl Replay {
         if !self.can_draw(batch) {
             return false;
         }
+        let board = rules.variant.board();
         out.obs.clear();
-        out.obs.resize(batch * OBS_LEN, 0.0);
+        out.obs.resize(batch * obs_len_on(board), 0.0);
         out.legal.clear();
-        out.legal.resize(batch * NUM_ACTIONS, false);
+        out.legal.resize(batch * board.num_actions(), false);
         out.policy.clear();
-        out.policy.resize(batch * NUM_ACTIONS, 0.0);
+        out.policy.resize(batch * board.num_actions(), 0.0);
         out.wdl.clear();
         out.wdl.resize(batch * 3, 0.0);
         out.policy_weight.clear();
         for i in 0..batch {
             let s = &self.samples[self.rng.below(self.samples.len() as u32) as usize];
-            let sym = Symmetry::try_index(self.rng.below(NUM_SYMMETRIES as u32) as usize)
+            let sym = Symmetry::try_index(self.rng.below(board.num_symmetries as u32) as usize)
                 .unwrap_or(Symmetry::IDENTITY);
             out.write_row(i, s, sym, rules, self.search_value_weight);
         }
@@ -274,9 +298,9 @@ impl Replay {
     }
 }
 
-/// Writes one sample, transformed by `sym`, into its rows of a batch (rows must be zeroed):
-/// observation `[C*24]`, legal mask `[600]` and policy `[600]` (its value target, which no
-/// symmetry changes, is [`Sample::value_target`]). Returns the policy
+/// Writes one sample, transformed by `sym` (a symmetry of `rules`' board), into its rows of a
+/// batch (rows must be zeroed): observation `[C*P]`, legal mask `[A]` and policy `[A]` (its value
+/// target, which no symmetry changes, is [`Sample::value_target`]). Returns the policy
 /// weight (1 after a full search, 0 after a cheap one, whose policy is left at zero).
 pub fn write_sample(
     s: &Sample,
@@ -286,12 +310,13 @@ pub fn write_sample(
     legal: &mut [bool],
     policy: &mut [f32],
 ) -> f32 {
-    let position = sym.position(&s.position);
+    let board = rules.variant.board();
+    let position = sym.position_on(board, &s.position);
     encode(&position, rules, s.repetitions as u32, obs);
     position.legal_actions(rules).write_bool(legal);
     if s.full_search {
         for &(a, p) in &s.policy {
-            policy[sym.action(a).index()] = p;
+            policy[sym.action_on(board, a).index()] = p;
         }
     }
     if s.full_search { 1.0 } else { 0.0 }
@@ -300,6 +325,7 @@ pub fn write_sample(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use morris_env::OBS_LEN;
 
     use crate::store::shard::tests::random_game_samples as game_samples;
 
@@ -403,6 +429,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Six men's morris's batches have its board's widths (`[B, 240]` observations, `[B, 272]`
+    /// masks and policies), and its 16 symmetries map observation, mask and policy together.
+    #[test]
+    fn six_mens_morris_batches_follow_its_board() {
+        let rules = Rules::six();
+        let board = rules.variant.board();
+        let (len, actions) = (obs_len_on(board), board.num_actions());
+        let samples = crate::store::shard::tests::random_game_samples_for(rules, 5);
+        let b = TrainBatch::from_samples(&samples[..4], &rules, Augment::All);
+        assert_eq!((b.len(), b.points(), b.actions()), (64, 16, 272));
+        assert_eq!((b.obs.len(), b.legal.len(), b.policy.len()), (64 * len, 64 * actions, 64 * actions));
+        assert_eq!(b.obs_view().dim(), (64, 15, 16));
+        for s in samples.iter().filter(|s| s.full_search).take(5) {
+            let (mut obs0, mut legal0, mut pol0) = (vec![0.0; len], vec![false; actions], vec![0.0; actions]);
+            write_sample(s, Symmetry::IDENTITY, &rules, &mut obs0, &mut legal0, &mut pol0);
+            assert!((pol0.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+            for sym in Symmetry::all_on(board) {
+                let (mut obs, mut legal, mut pol) =
+                    (vec![0.0; len], vec![false; actions], vec![0.0; actions]);
+                write_sample(s, sym, &rules, &mut obs, &mut legal, &mut pol);
+                let mut mapped_obs = vec![0.0; len];
+                sym.observation_on(board, &obs0, &mut mapped_obs);
+                assert_eq!(obs, mapped_obs, "{sym:?}");
+                let mut mapped_pol = vec![0.0; actions];
+                sym.policy_on(board, &pol0, &mut mapped_pol);
+                assert_eq!(pol, mapped_pol, "{sym:?}");
+                for (a, &was_legal) in legal0.iter().enumerate() {
+                    assert_eq!(legal[sym.action_on(board, morris_env::Action(a as u16)).index()], was_legal);
+                }
+            }
+        }
+        let mut r = Replay::new(1_000, 100.0, 3);
+        r.extend(samples);
+        let mut drawn = TrainBatch::default();
+        assert!(r.draw(32, &rules, &mut drawn));
+        assert_eq!((drawn.points(), drawn.actions(), drawn.into_arrays().policy.dim()), (16, 272, (32, 272)));
     }
 
     #[test]

@@ -28,7 +28,7 @@
 use std::fs;
 use std::path::Path;
 
-use morris_env::{Action, BitBoard, Color, NUM_ACTIONS, Position, Rules, Variant};
+use morris_env::{Action, BitBoard, Color, Position, Rules, Variant};
 
 use super::files::write_atomic;
 use crate::error::{Result, TrainError};
@@ -125,12 +125,11 @@ pub fn encode_shard(samples: &[Sample], games: u32, variant: Variant) -> Result<
     bytes.extend_from_slice(&count.to_le_bytes());
     bytes.extend_from_slice(&games.to_le_bytes());
     bytes.push(variant.id());
+    let actions = variant.board().num_actions();
     for s in samples {
-        if s.policy.len() > NUM_ACTIONS {
+        if s.policy.len() > actions {
             let n = s.policy.len();
-            return Err(TrainError::Internal(format!(
-                "a sample has {n} policy entries (at most {NUM_ACTIONS})"
-            )));
+            return Err(TrainError::Internal(format!("a sample has {n} policy entries (at most {actions})")));
         }
         if let Some(q) = s.search_value.filter(|q| !(-1.0..=1.0).contains(q)) {
             return Err(TrainError::Internal(format!("a sample's search value {q} is outside -1 to 1")));
@@ -273,7 +272,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             return Err(bad("unknown flag bits"));
         }
         let k = k as usize;
-        if k > NUM_ACTIONS {
+        if k > board.num_actions() {
             return Err(bad("too many policy entries"));
         }
         let mut policy = Vec::with_capacity(k);
@@ -281,7 +280,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
             let e: [u8; 6] = c.take().ok_or_else(|| bad("truncated policy"))?;
             let (a, p) =
                 (Action(u16::from_le_bytes([e[0], e[1]])), f32::from_le_bytes([e[2], e[3], e[4], e[5]]));
-            if !a.is_in_range() || !p.is_finite() || !(0.0..=1.0).contains(&p) {
+            if !a.is_in_range_on(board) || !p.is_finite() || !(0.0..=1.0).contains(&p) {
                 return Err(bad("bad policy entry"));
             }
             policy.push((a, p));
@@ -314,8 +313,13 @@ pub(crate) mod tests {
     /// The positions of one seeded random game under the standard rules, with uniform policies,
     /// cycling outcomes and every fourth move marked as a full search (also used by the replay tests).
     pub(crate) fn random_game_samples(seed: u64) -> Vec<Sample> {
+        random_game_samples_for(Rules::standard(), seed)
+    }
+
+    /// The samples of one random game under `rules` (uniform policies, mixed targets).
+    pub(crate) fn random_game_samples_for(rules: Rules, seed: u64) -> Vec<Sample> {
         let mut rng = Rng::seed_from_u64(seed);
-        let mut game = Game::new(Rules::standard());
+        let mut game = Game::new(rules);
         let mut out = Vec::new();
         while !game.outcome().is_terminal() {
             let mask = game.legal_actions();
