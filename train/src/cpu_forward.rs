@@ -90,8 +90,13 @@ struct Scratch {
 }
 
 impl ResMlpForward {
-    /// The pass for `model`, or `None` if it is not a res-mlp network.
+    /// The pass for `model`, or `None` if it is not a res-mlp network or not of a 24-point board
+    /// (six men's morris's networks run burn's forward pass until this one is sized by the
+    /// board).
     pub fn new(model: &PolicyValueNet) -> Option<ResMlpForward> {
+        if model.config().variant.is_small_board() {
+            return None;
+        }
         let p = model.res_mlp_params()?;
         Some(ResMlpForward { weights: Arc::new(Weights::from_params(p)), scratch: Vec::new() })
     }

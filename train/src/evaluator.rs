@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use morris_env::features::{OBS_LEN, encode};
+use morris_env::features::encode;
 use morris_env::{ActionMask, Game, NUM_ACTIONS, Position, Rng, Rules};
 
 /// A position to evaluate: the position itself and how often it has occurred (an input plane).
@@ -82,11 +82,13 @@ pub trait Evaluator: Send {
     fn name(&self) -> String;
 }
 
-/// Writes the observations of `leaves` into `obs` (`[B, C*24]`), for network evaluators.
+/// Writes the observations of `leaves` into `obs` (`[B, C*N]`, `N` the points of `rules`'
+/// board), for network evaluators.
 pub fn encode_batch(rules: &Rules, leaves: &[Leaf], obs: &mut Vec<f32>) {
+    let len = morris_env::obs_len_on(rules.variant.board());
     obs.clear();
-    obs.resize(leaves.len() * OBS_LEN, 0.0);
-    for (leaf, row) in leaves.iter().zip(obs.chunks_exact_mut(OBS_LEN)) {
+    obs.resize(leaves.len() * len, 0.0);
+    for (leaf, row) in leaves.iter().zip(obs.chunks_exact_mut(len)) {
         encode(&leaf.position, rules, leaf.repetitions, row);
     }
 }

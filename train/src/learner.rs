@@ -8,8 +8,6 @@ use burn::module::{ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
 use burn::prelude::*;
 use burn::tensor::Transaction;
-use morris_env::NUM_ACTIONS;
-use morris_env::features::OBS_LEN;
 
 use crate::config::{LrSchedule, OptimizerConfig};
 use crate::error::{Result, TrainError};
@@ -113,9 +111,16 @@ impl Learner {
         let b = batch.len();
         assert!(b > 0, "empty training batch");
         let dev = &self.device;
-        let obs = Tensor::<2>::from_data(TensorData::new(batch.obs.clone(), [b, OBS_LEN]), dev);
-        let legal = Tensor::<2, Bool>::from_data(TensorData::new(batch.legal.clone(), [b, NUM_ACTIONS]), dev);
-        let policy = Tensor::<2>::from_data(TensorData::new(batch.policy.clone(), [b, NUM_ACTIONS]), dev);
+        let config = self.model.config();
+        let (obs_len, actions) = (config.obs_len(), config.num_actions());
+        assert_eq!(
+            (batch.points(), batch.actions()),
+            (config.num_points(), actions),
+            "the batch's board is the network's"
+        );
+        let obs = Tensor::<2>::from_data(TensorData::new(batch.obs.clone(), [b, obs_len]), dev);
+        let legal = Tensor::<2, Bool>::from_data(TensorData::new(batch.legal.clone(), [b, actions]), dev);
+        let policy = Tensor::<2>::from_data(TensorData::new(batch.policy.clone(), [b, actions]), dev);
         let wdl = Tensor::<2>::from_data(TensorData::new(batch.wdl.clone(), [b, NUM_WDL]), dev);
         let with_policy: f32 = batch.policy_weight.iter().sum();
         let (policy_logits, wdl_logits) = self.model.forward(obs);

@@ -2,14 +2,15 @@
 //!
 //! # Data flow
 //!
-//! `obs [B, C*24]` (the planes of [`morris_env::features::encode`], plane-major) → trunk →
-//! policy head (`[B, 600]` logits over [`NUM_ACTIONS`]) and value head (`[B, 3]` logits over
-//! win/draw/loss for the player to move). The scalar value is `P(win) − P(loss)`.
+//! `obs [B, C*N]` (the planes of [`morris_env::features::encode`], plane-major; `N` the points
+//! of the variant's board, 24 or six men's morris's 16) → trunk → policy head (`[B, A]` logits
+//! over the board's actions, [`NetConfig::num_actions`]: 600, or 272) and value head (`[B, 3]`
+//! logits over win/draw/loss for the player to move). The scalar value is `P(win) − P(loss)`.
 //!
 //! # Trunks
 //!
-//! * [`Trunk::ResMlp`]: flatten → `Linear(C*24 → width)` → `blocks` pre-norm residual blocks
-//!   (`h + Linear(ReLU(Linear(LayerNorm(h))))`) → `LayerNorm`. Policy: `Linear(width → 600)`.
+//! * [`Trunk::ResMlp`]: flatten → `Linear(C*N → width)` → `blocks` pre-norm residual blocks
+//!   (`h + Linear(ReLU(Linear(LayerNorm(h))))`) → `LayerNorm`. Policy: `Linear(width → A)`.
 //!   Value: `Linear(width → value_hidden)` → ReLU → `Linear(value_hidden → 3)`.
 //! * [`Trunk::GraphConv`]: per point, `Linear(C → width)` plus a learned per-point embedding
 //!   (`[24, width]`), then `blocks` pre-norm residual graph convolutions over the board
@@ -49,8 +50,8 @@ use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::Transaction;
 use burn::tensor::activation::{log_softmax, relu, softmax};
+use morris_env::Variant;
 use morris_env::features::NUM_PLANES;
-use morris_env::{NUM_ACTIONS, NUM_POINTS, Variant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -157,9 +158,19 @@ impl Default for NetConfig {
 }
 
 impl NetConfig {
-    /// Length of one flattened input row, `input_planes * 24`.
+    /// Points of the variant's board, `N` (24, or six men's morris's 16): the input's points.
+    pub fn num_points(&self) -> usize {
+        self.variant.board().num_points
+    }
+
+    /// Actions of the variant's board, `N + N²` (600, or 272): the policy head's width.
+    pub fn num_actions(&self) -> usize {
+        self.variant.board().num_actions()
+    }
+
+    /// Length of one flattened input row, `input_planes * N`.
     pub fn obs_len(&self) -> usize {
-        self.input_planes * NUM_POINTS
+        self.input_planes * self.num_points()
     }
 
     /// Checks that every size is positive and sane, and that the input matches this build's
@@ -391,7 +402,7 @@ impl ResMlpNet {
                 })
                 .collect(),
             out_norm: LayerNormConfig::new(w).init(device),
-            policy: LinearConfig::new(w, NUM_ACTIONS).init(device),
+            policy: LinearConfig::new(w, c.num_actions()).init(device),
             value_hidden: LinearConfig::new(w, c.value_hidden).init(device),
             value_out: LinearConfig::new(c.value_hidden, NUM_WDL).init(device),
         }
@@ -456,20 +467,21 @@ struct GraphNet {
     move_scale: f32,
     width: usize,
     planes: usize,
+    /// The board's points, `N`.
+    points: usize,
 }
 
 impl GraphNet {
     fn new(c: &NetConfig, device: &Device) -> GraphNet {
-        let w = c.width;
+        let (w, n) = (c.width, c.num_points());
         let mut adj = c.variant.board().adjacency_matrix();
-        for row in adj.chunks_mut(NUM_POINTS) {
+        for row in adj.chunks_mut(n) {
             let degree: f32 = row.iter().sum();
             row.iter_mut().for_each(|x| *x = if degree > 0.0 { *x / degree } else { 0.0 });
         }
-        let adj = Tensor::<3>::from_data(TensorData::new(adj, [1, NUM_POINTS, NUM_POINTS]), device);
+        let adj = Tensor::<3>::from_data(TensorData::new(adj, [1, n, n]), device);
         // Small embedding init, so the planes dominate at the start.
-        let embed =
-            Tensor::<2>::random([NUM_POINTS, w], burn::tensor::Distribution::Normal(0.0, 0.1), device);
+        let embed = Tensor::<2>::random([n, w], burn::tensor::Distribution::Normal(0.0, 0.1), device);
         GraphNet {
             input: LinearConfig::new(c.input_planes, w).init(device),
             point_embed: Param::from_tensor(embed),
@@ -490,24 +502,25 @@ impl GraphNet {
             move_scale: 1.0 / (c.policy_dim as f32).sqrt(),
             width: w,
             planes: c.input_planes,
+            points: n,
         }
     }
 
     fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
         let [b, _] = obs.dims();
         // [B, C*24] plane-major → [B, 24, C]: one row of plane values per point.
-        let points = obs.reshape([b, self.planes, NUM_POINTS]).swap_dims(1, 2);
+        let n = self.points;
+        let points = obs.reshape([b, self.planes, n]).swap_dims(1, 2);
         let mut h = per_point(&self.input, points) + self.point_embed.val().unsqueeze::<3>();
         for block in &self.blocks {
             h = block.forward(h, self.adj.clone());
         }
         let h = self.out_norm.forward(h);
-        let point_logits = per_point(&self.point_policy, h.clone()).reshape([b, NUM_POINTS]);
+        let point_logits = per_point(&self.point_policy, h.clone()).reshape([b, n]);
         let from = per_point(&self.move_from, h.clone());
         let to = per_point(&self.move_to, h.clone());
         // [B, 24, P] · [B, P, 24] → [B, from, to], flattened as `from·24 + to`.
-        let move_logits =
-            from.matmul(to.swap_dims(1, 2)).mul_scalar(self.move_scale).reshape([b, NUM_POINTS * NUM_POINTS]);
+        let move_logits = from.matmul(to.swap_dims(1, 2)).mul_scalar(self.move_scale).reshape([b, n * n]);
         let policy = Tensor::cat(vec![point_logits, move_logits], 1);
         let pooled = h.mean_dim(1).reshape([b, self.width]);
         let value = self.value_out.forward(relu(self.value_hidden.forward(pooled)));

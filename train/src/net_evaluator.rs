@@ -27,7 +27,6 @@ use std::sync::Arc;
 
 use burn::prelude::*;
 use burn::tensor::Transaction;
-use morris_env::features::OBS_LEN;
 use morris_env::{ActionMask, NUM_ACTIONS, Rules};
 
 use crate::cpu_forward::ResMlpForward;
@@ -119,9 +118,12 @@ impl NetEvaluator {
             return;
         }
         assert_eq!(masks.len(), b, "one mask per leaf");
+        let config = self.model.config();
+        assert_eq!(rules.variant, config.variant, "the rules' variant is the network's");
+        let (obs_len, actions) = (config.obs_len(), config.num_actions());
         encode_batch(rules, leaves, &mut self.obs);
         // TensorData owns its bytes, so the buffer is copied (cheap next to the forward).
-        let obs = Tensor::<2>::from_data(TensorData::new(self.obs.clone(), [b, OBS_LEN]), &self.device);
+        let obs = Tensor::<2>::from_data(TensorData::new(self.obs.clone(), [b, obs_len]), &self.device);
         // Raw logits come back and the softmaxes run here, over the legal actions only: about 20
         // exponentials per row instead of 600, most of which would underflow (a slow path in
         // libm) after masking. In self-play with the default config this raised network
@@ -135,7 +137,7 @@ impl NetEvaluator {
         let wdl = wdl.as_slice::<f32>().expect("wdl logits are f32");
         for (i, mask) in masks.iter().enumerate() {
             // An empty mask (excluded by the trait's contract) keeps all-zero priors.
-            let row = &logits[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS];
+            let row = &logits[i * actions..(i + 1) * actions];
             let out_row = &mut out.priors[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS];
             let max = mask.iter().map(|a| row[a.index()]).fold(f32::NEG_INFINITY, f32::max);
             let mut total = 0.0;

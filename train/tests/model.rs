@@ -115,6 +115,62 @@ fn forward_shapes_and_finite_for_both_trunks() {
     }
 }
 
+/// A network of six men's morris has its board's sizes (`[B, 240]` in, `[B, 272]` policy logits)
+/// with either trunk; the network evaluator gives priors on the legal actions only, and a learner
+/// step on six's replay batch runs.
+#[test]
+fn six_mens_morris_networks_follow_the_board() {
+    use morris_env::Variant;
+    use morris_train::config::OptimizerConfig;
+    use morris_train::learner::Learner;
+    use morris_train::replay::{Augment, TrainBatch};
+    let device = Device::flex();
+    let rules = Rules::six();
+    let mut rng = Rng::seed_from_u64(3);
+    let (mut leaves, mut masks, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+    while leaves.len() < 6 {
+        let mut game = Game::new(rules);
+        let plies = rng.below(30);
+        game.play_random(&mut rng, plies);
+        let mask = game.legal_actions();
+        if mask.is_empty() {
+            continue;
+        }
+        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
+        let n = mask.count() as f32;
+        samples.push(morris_train::sample::Sample {
+            position: *game.position(),
+            repetitions: game.repetitions() as u8,
+            policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
+            outcome: 0,
+            full_search: true,
+            search_value: None,
+        });
+        masks.push(mask);
+    }
+    for trunk in Trunk::ALL {
+        let config = NetConfig { variant: Variant::Six, ..tiny(trunk) };
+        assert_eq!((config.num_points(), config.num_actions(), config.obs_len()), (16, 272, 240));
+        let net = config.init(&device);
+        let mut obs = Vec::new();
+        encode_batch(&rules, &leaves, &mut obs);
+        let (policy, wdl) = net.forward(Tensor::from_data(TensorData::new(obs, [6, 240]), &device));
+        assert_eq!((policy.dims(), wdl.dims()), ([6, 272], [6, 3]), "{trunk}");
+        let mut eval = NetEvaluator::new(net, device.clone());
+        let mut out = EvalBatch::default();
+        eval.evaluate(&rules, &leaves, &masks, &mut out);
+        for (i, mask) in masks.iter().enumerate() {
+            let row = &out.priors[i * NUM_ACTIONS..(i + 1) * NUM_ACTIONS];
+            let legal: f32 = mask.iter().map(|a| row[a.index()]).sum();
+            assert!((legal - 1.0).abs() < 1e-4 && (row.iter().sum::<f32>() - 1.0).abs() < 1e-4, "{trunk}");
+        }
+        let mut learner = Learner::new(&config, &OptimizerConfig::default(), &device);
+        let batch = TrainBatch::from_samples(&samples, &rules, Augment::None);
+        let stats = learner.train_step(&batch, 1e-3, false);
+        assert!(stats.loss.total.is_finite() && stats.loss.policy > 0.0, "{trunk}");
+    }
+}
+
 #[test]
 fn default_config_sizes() {
     let device = Device::flex();
