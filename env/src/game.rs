@@ -150,7 +150,7 @@ impl Game {
     /// The game is unchanged on error.
     pub fn apply(&mut self, action: Action) -> Result<(), ActionError> {
         if self.outcome().is_terminal() {
-            return Err(if action.is_in_range() {
+            return Err(if action.is_in_range_on(self.rules.variant.board()) {
                 ActionError::GameOver
             } else {
                 ActionError::OutOfRange(action)

@@ -77,7 +77,7 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.id() == id)
     }
 
-    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`, `"lasker"`.
+    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`, `"lasker"`, `"six"`.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Nine => "nine",

@@ -39,7 +39,7 @@ impl Symmetry {
         if i < NUM_SYMMETRIES { Some(Symmetry(i as u8)) } else { None }
     }
 
-    /// All 16 symmetries.
+    /// All 16 symmetries (of nine's board; [`Symmetry::all_on`] gives any board's).
     pub fn all() -> impl Iterator<Item = Symmetry> {
         (0..NUM_SYMMETRIES as u8).map(Symmetry)
     }
@@ -49,7 +49,8 @@ impl Symmetry {
         self.0 as usize
     }
 
-    /// The point permutation: entry `p` is the image of point `p`.
+    /// The point permutation on nine's board: entry `p` is the image of point `p` (any board's:
+    /// `board.symmetries[s]`).
     pub const fn permutation(self) -> &'static [u8; NUM_POINTS] {
         &PERMS[self.0 as usize]
     }
@@ -192,7 +193,7 @@ impl Symmetry {
         }
     }
 
-    /// `self ∘ other`: apply `other` first, then `self`.
+    /// `self ∘ other` on nine's board: apply `other` first, then `self`.
     pub fn compose(self, other: Symmetry) -> Symmetry {
         let mut want = [0u8; NUM_POINTS];
         for (p, w) in want.iter_mut().enumerate() {
@@ -201,7 +202,7 @@ impl Symmetry {
         Symmetry(PERMS.iter().position(|perm| *perm == want).unwrap_or(0) as u8)
     }
 
-    /// The inverse symmetry.
+    /// The inverse symmetry on nine's board.
     pub fn inverse(self) -> Symmetry {
         Symmetry::all().find(|s| s.compose(self) == Symmetry::IDENTITY).unwrap_or(Symmetry::IDENTITY)
     }

@@ -200,7 +200,9 @@ pub(crate) trait Spec {
     const MOVES: MoveTables = MoveTables { slide: Self::SLIDE, fly: Self::FLY, chunk: Self::CHUNK };
     /// The variant's board.
     const BOARD: &'static Board = Self::VARIANT.board();
-    /// Pieces each player starts with in hand (the bound of the move generator's loop).
+    /// Pieces each player starts with in hand (the bound of the move generator's loop for
+    /// nine and Lasker, whose generators are compiled with their tables; the shared one loops
+    /// [`MoveTables::MOST_PIECES`] times).
     const PIECES: u8 = Self::VARIANT.pieces();
     /// The board's mills.
     const MILLS: &'static [BitBoard] = Self::BOARD.mills();

@@ -35,15 +35,17 @@ use crate::model::{LAYER_NORM_EPSILON, LinearParams, NUM_WDL, NormParams, Policy
 struct Weights {
     width: usize,
     value_hidden: usize,
-    /// `[3*24, width]`: the input rows of the board planes (own, opponent, empty; point-major
+    /// The board's points, `N` (24, or six men's morris's 16).
+    points: usize,
+    /// `[3*N, width]`: the input rows of the board planes (own, opponent, empty; point-major
     /// within a plane), as in the observation.
     board_rows: Vec<f32>,
-    /// `[12, width]`: for each constant plane, the sum of its 24 input rows.
+    /// `[12, width]`: for each constant plane, the sum of its `N` input rows.
     plane_rows: Vec<f32>,
     input_bias: Vec<f32>,
     blocks: Vec<Block>,
     out_norm: NormParams,
-    /// `[600, width]`: the policy weights transposed, one row per action.
+    /// `[A, width]`: the policy weights transposed, one row per action of the board.
     policy_rows: Vec<f32>,
     policy_bias: Vec<f32>,
     value_hidden_fc: LinearParams,
@@ -90,13 +92,8 @@ struct Scratch {
 }
 
 impl ResMlpForward {
-    /// The pass for `model`, or `None` if it is not a res-mlp network or not of a 24-point board
-    /// (six men's morris's networks run burn's forward pass until this one is sized by the
-    /// board).
+    /// The pass for `model`, or `None` if it is not a res-mlp network.
     pub fn new(model: &PolicyValueNet) -> Option<ResMlpForward> {
-        if model.config().variant.is_small_board() {
-            return None;
-        }
         let p = model.res_mlp_params()?;
         Some(ResMlpForward { weights: Arc::new(Weights::from_params(p)), scratch: Vec::new() })
     }
@@ -221,21 +218,22 @@ impl Scratch {
 
 impl Weights {
     fn from_params(p: ResMlpParams) -> Weights {
-        let width = p.width;
-        let board = BOARD_PLANES * NUM_POINTS;
+        let (width, n) = (p.width, p.points);
+        let board = BOARD_PLANES * n;
         let board_rows = p.input.weight[..board * width].to_vec();
         let mut plane_rows = vec![0.0; CONSTANT_PLANES * width];
         for (c, sum) in plane_rows.chunks_exact_mut(width).enumerate() {
-            let first = board + c * NUM_POINTS;
-            for row in p.input.weight[first * width..(first + NUM_POINTS) * width].chunks_exact(width) {
+            let first = board + c * n;
+            for row in p.input.weight[first * width..(first + n) * width].chunks_exact(width) {
                 add(sum, row);
             }
         }
-        let policy_rows = transpose(&p.policy.weight, width, NUM_ACTIONS);
+        let policy_rows = transpose(&p.policy.weight, width, p.actions);
         let value_out_rows = transpose(&p.value_out.weight, p.value_hidden, NUM_WDL);
         Weights {
             width,
             value_hidden: p.value_hidden,
+            points: n,
             board_rows,
             plane_rows,
             input_bias: p.input.bias,
@@ -249,16 +247,34 @@ impl Weights {
         }
     }
 
-    /// The input layer for one leaf: the bias, the rows of the 24 occupied board features and
+    /// The input layer for one leaf: the bias, the rows of the `N` occupied board features and
     /// the plane sums scaled by the constant planes' values.
     fn input_row(&self, rules: &Rules, leaf: &Leaf, h: &mut [f32]) {
-        let width = self.width;
         let pos = &leaf.position;
         let me = pos.current_player();
         let own = pos.pieces(me).0;
         let theirs = pos.pieces(me.opponent()).0;
         h.copy_from_slice(&self.input_bias);
-        for p in 0..NUM_POINTS {
+        // The 24-point boards with their point count a constant, as before boards were data.
+        if self.points == NUM_POINTS {
+            self.add_board_rows(own, theirs, h, NUM_POINTS);
+        } else {
+            self.add_board_rows(own, theirs, h, self.points);
+        }
+        let width = self.width;
+        for (c, value) in constant_planes(pos, rules, leaf.repetitions).into_iter().enumerate() {
+            if value != 0.0 {
+                axpy(h, value, &self.plane_rows[c * width..(c + 1) * width]);
+            }
+        }
+    }
+
+    /// Adds to `h` the input row of each of the `n` points' board feature (own, opponent or
+    /// empty).
+    #[inline(always)]
+    fn add_board_rows(&self, own: u32, theirs: u32, h: &mut [f32], n: usize) {
+        let width = self.width;
+        for p in 0..n {
             let plane = if own >> p & 1 == 1 {
                 0
             } else if theirs >> p & 1 == 1 {
@@ -266,13 +282,8 @@ impl Weights {
             } else {
                 2
             };
-            let f = plane * NUM_POINTS + p;
+            let f = plane * n + p;
             add(h, &self.board_rows[f * width..(f + 1) * width]);
-        }
-        for (c, value) in constant_planes(pos, rules, leaf.repetitions).into_iter().enumerate() {
-            if value != 0.0 {
-                axpy(h, value, &self.plane_rows[c * width..(c + 1) * width]);
-            }
         }
     }
 }
@@ -411,7 +422,7 @@ mod tests {
     fn max_difference(config: &NetConfig, n: usize, seed: u64) -> f32 {
         let device = Device::flex();
         let model = config.init(&device);
-        let rules = Rules::standard();
+        let rules = Rules { variant: config.variant, ..Rules::standard() };
         let (leaves, masks) = Leaf::random_batch(rules, n, seed);
         let mut reference = EvalBatch::default();
         NetEvaluator::new(model.clone(), device).burn_only().evaluate(
@@ -444,6 +455,9 @@ mod tests {
         // Odd sizes: widths that are not a multiple of the SIMD lanes, one block, a small head.
         let odd = NetConfig { width: 37, blocks: 1, value_hidden: 5, ..NetConfig::default() };
         assert!(max_difference(&odd, 100, 2) < 2e-5);
+        // Six men's morris's board: 16 points, 272 actions.
+        let six = NetConfig { variant: morris_env::Variant::Six, width: 48, ..NetConfig::default() };
+        assert!(max_difference(&six, 100, 3) < 2e-5);
     }
 
     #[test]

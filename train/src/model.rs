@@ -279,6 +279,8 @@ impl PolicyValueNet {
         Some(ResMlpParams {
             width: self.config.width,
             value_hidden: self.config.value_hidden,
+            points: self.config.num_points(),
+            actions: self.config.num_actions(),
             input: linear_params(&net.input),
             blocks: net
                 .blocks
@@ -313,6 +315,10 @@ impl PolicyValueNet {
 pub(crate) struct ResMlpParams {
     pub(crate) width: usize,
     pub(crate) value_hidden: usize,
+    /// The board's points, `N` (the input is `C × N`).
+    pub(crate) points: usize,
+    /// The board's actions (the policy head's width).
+    pub(crate) actions: usize,
     pub(crate) input: LinearParams,
     pub(crate) blocks: Vec<BlockParams>,
     pub(crate) out_norm: NormParams,

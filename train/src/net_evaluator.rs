@@ -119,7 +119,6 @@ impl NetEvaluator {
         }
         assert_eq!(masks.len(), b, "one mask per leaf");
         let config = self.model.config();
-        assert_eq!(rules.variant, config.variant, "the rules' variant is the network's");
         let (obs_len, actions) = (config.obs_len(), config.num_actions());
         encode_batch(rules, leaves, &mut self.obs);
         // TensorData owns its bytes, so the buffer is copied (cheap next to the forward).
@@ -167,8 +166,17 @@ impl Evaluator for NetEvaluator {
     /// back in one transaction.
     ///
     /// # Panics
-    /// If `masks.len() != leaves.len()`, or on a device error.
+    /// If `masks.len() != leaves.len()`, if the rules' board is not the network's (its points
+    /// and actions: a model of one 24-point variant may score another's positions, as the web
+    /// viewer does), or on a device error.
     fn evaluate(&mut self, rules: &Rules, leaves: &[Leaf], masks: &[ActionMask], out: &mut EvalBatch) {
+        let board = rules.variant.board();
+        let config = self.model.config();
+        assert_eq!(
+            (board.num_points, board.num_actions()),
+            (config.num_points(), config.num_actions()),
+            "the rules' board is the network's"
+        );
         if let Some(cpu) = &mut self.cpu {
             return cpu.evaluate(rules, leaves, masks, out);
         }
