@@ -2,13 +2,14 @@
 
 use std::fmt;
 
-use crate::action::{Action, NUM_ACTIONS};
+use crate::action::Action;
+use crate::board::{Board, NINE};
 use crate::types::Point;
 
 /// Why an action was rejected. The position is left unchanged whenever this is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActionError {
-    /// The index is not below 600.
+    /// The index is not below the board's action count (600 on the 24-point boards).
     OutOfRange(Action),
     /// The game is already over.
     GameOver,
@@ -35,47 +36,75 @@ pub enum ActionError {
     },
 }
 
-/// An action in notation as the mover meant it (`d6` for a point, `a1-a4` for a move), for
-/// messages; only an action outside the encoding is shown by its number.
-fn spell(a: Action) -> String {
-    if let Some((from, to)) = a.as_movement() {
-        format!("'{from}-{to}'")
-    } else if let Some(p) = a.as_point() {
-        format!("'{p}'")
-    } else {
-        format!("action {}", a.0)
+impl ActionError {
+    /// The error with its points and moves named on `board` (its own encoding and names), for
+    /// messages: [`fmt::Display`] names them on nine's board.
+    pub fn on(self, board: &Board) -> ActionErrorOn<'_> {
+        ActionErrorOn { error: self, board }
     }
 }
 
-impl fmt::Display for ActionError {
+/// An [`ActionError`] named on a board ([`ActionError::on`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ActionErrorOn<'a> {
+    error: ActionError,
+    board: &'a Board,
+}
+
+impl fmt::Display for ActionErrorOn<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let board = self.board;
+        let name = |p: &Point| board.names.get(p.index()).copied().unwrap_or("?");
+        // An action in notation as the mover meant it (`d6` for a point, `a1-a4` for a move);
+        // only an action outside the encoding is shown by its number.
+        let spell = |a: &Action| {
+            if let Some((from, to)) = a.as_movement_on(board) {
+                format!("'{}-{}'", name(&from), name(&to))
+            } else if let Some(p) = a.as_point_on(board) {
+                format!("'{}'", name(&p))
+            } else {
+                format!("action {}", a.0)
+            }
+        };
+        match &self.error {
             ActionError::OutOfRange(a) => {
-                write!(f, "action {} is out of range (valid actions are 0..{NUM_ACTIONS})", a.0)
+                write!(f, "action {} is out of range (valid actions are 0..{})", a.0, board.num_actions())
             }
             ActionError::GameOver => write!(f, "the game is over"),
             ActionError::RemovalPending(a) => write!(
                 f,
-                "{} is not a removal: a mill was closed, so remove an opposing piece first (e.g. xd6)",
-                spell(*a)
+                "{} is not a removal: a mill was closed, so remove an opposing piece first (e.g. x{})",
+                spell(a),
+                board.names[4]
             ),
-            ActionError::NothingToRemove(p) => write!(f, "there is no opposing piece on {p} to remove"),
+            ActionError::NothingToRemove(p) => {
+                write!(f, "there is no opposing piece on {} to remove", name(p))
+            }
             ActionError::ProtectedPiece(p) => write!(
                 f,
-                "the piece on {p} is in a mill and cannot be removed while other pieces are outside mills"
+                "the piece on {} is in a mill and cannot be removed while other pieces are outside mills",
+                name(p)
             ),
             ActionError::NoPiecesInHand(p) => {
-                write!(f, "cannot place on {p}: no pieces left in hand, move a piece instead")
+                write!(f, "cannot place on {}: no pieces left in hand, move a piece instead", name(p))
             }
             ActionError::MustPlace(a) => {
-                write!(f, "{} moves a piece, but pieces in hand must be placed first", spell(*a))
+                write!(f, "{} moves a piece, but pieces in hand must be placed first", spell(a))
             }
-            ActionError::PointOccupied(p) => write!(f, "point {p} is not empty"),
-            ActionError::NotOwnPiece(p) => write!(f, "there is no piece of the mover on {p}"),
+            ActionError::PointOccupied(p) => write!(f, "point {} is not empty", name(p)),
+            ActionError::NotOwnPiece(p) => write!(f, "there is no piece of the mover on {}", name(p)),
             ActionError::NotAdjacent { from, to } => {
-                write!(f, "{from} and {to} are not adjacent, and flying is not allowed now")
+                write!(f, "{} and {} are not adjacent, and flying is not allowed now", name(from), name(to))
             }
         }
+    }
+}
+
+impl fmt::Display for ActionError {
+    /// The error with its points and moves named on nine's board ([`ActionError::on`] names
+    /// them on another).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.on(&NINE).fmt(f)
     }
 }
 

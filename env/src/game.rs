@@ -188,6 +188,7 @@ impl Game {
             return Err(NotationError::Illegal {
                 text: text.trim().to_string(),
                 error: ActionError::GameOver,
+                variant: self.rules.variant,
             });
         }
         let action = self.position.parse_action(text, &self.rules)?;

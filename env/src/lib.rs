@@ -62,7 +62,7 @@ mod vec_env;
 
 pub use action::{Action, ActionMask, ActionMaskIter, MASK_WORDS, NUM_ACTIONS};
 pub use agent::{Agent, RandomAgent};
-pub use error::{ActionError, PositionError};
+pub use error::{ActionError, ActionErrorOn, PositionError};
 pub use features::{NUM_PLANES, OBS_LEN, OBS_VERSION, obs_len_on};
 pub use game::Game;
 pub use minimax::{Minimax, MinimaxConfig, SearchResult};

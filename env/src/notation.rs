@@ -6,6 +6,7 @@ use std::fmt;
 use crate::action::Action;
 use crate::board::{Board, NINE};
 use crate::error::ActionError;
+use crate::rules::Variant;
 use crate::types::{BitBoard, Point};
 
 /// A move in human notation: `d6` (place), `a1-a4` (slide or fly), `xg7` (remove).
@@ -169,6 +170,8 @@ pub enum NotationError {
         text: String,
         /// Why it is illegal.
         error: ActionError,
+        /// The game's variant, whose board names the error's points.
+        variant: Variant,
     },
     /// A move list or game record failed at the given 0-based ply.
     AtPly {
@@ -204,7 +207,9 @@ impl fmt::Display for NotationError {
             NotationError::UnexpectedRemoval(s) => {
                 write!(f, "'{s}': no mill was closed, so there is nothing to remove")
             }
-            NotationError::Illegal { text, error } => write!(f, "'{text}' is illegal: {error}"),
+            NotationError::Illegal { text, error, variant } => {
+                write!(f, "'{text}' is illegal: {}", error.on(variant.board()))
+            }
             NotationError::AtPly { ply, error } => write!(f, "move {}: {error}", ply + 1),
         }
     }

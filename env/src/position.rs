@@ -725,7 +725,11 @@ impl Position {
             _ => {}
         }
         let action = m.to_action_on(board);
-        self.check(action, rules).map_err(|error| NotationError::Illegal { text: t, error })?;
+        self.check(action, rules).map_err(|error| NotationError::Illegal {
+            text: t,
+            error,
+            variant: rules.variant,
+        })?;
         Ok(action)
     }
 }

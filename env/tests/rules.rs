@@ -953,7 +953,11 @@ fn parse_action_reports_expected_unexpected_and_illegal_moves() {
     assert_eq!(pending.parse_action("d6-g7", &rules), Err(NotationError::ExpectedRemoval("d6-g7".into())));
     assert_eq!(
         pending.parse_action("xd6", &rules),
-        Err(NotationError::Illegal { text: "xd6".into(), error: ActionError::NothingToRemove(pt("d6")) })
+        Err(NotationError::Illegal {
+            text: "xd6".into(),
+            error: ActionError::NothingToRemove(pt("d6")),
+            variant: Variant::Nine
+        })
     );
 
     let placing = *Game::from_notation(rules, "d6 a1").unwrap().position();
@@ -961,11 +965,19 @@ fn parse_action_reports_expected_unexpected_and_illegal_moves() {
     assert_eq!(placing.parse_action("xg7", &rules), Err(NotationError::UnexpectedRemoval("xg7".into())));
     assert_eq!(
         placing.parse_action("d6", &rules),
-        Err(NotationError::Illegal { text: "d6".into(), error: ActionError::PointOccupied(pt("d6")) })
+        Err(NotationError::Illegal {
+            text: "d6".into(),
+            error: ActionError::PointOccupied(pt("d6")),
+            variant: Variant::Nine
+        })
     );
     assert_eq!(
         placing.parse_action("a1-a4", &rules),
-        Err(NotationError::Illegal { text: "a1-a4".into(), error: ActionError::MustPlace(mv("a1", "a4")) })
+        Err(NotationError::Illegal {
+            text: "a1-a4".into(),
+            error: ActionError::MustPlace(mv("a1", "a4")),
+            variant: Variant::Nine
+        })
     );
     assert_eq!(placing.parse_action("d4", &rules), Err(NotationError::UnknownPoint("d4".into())));
     assert_eq!(placing.parse_action("", &rules), Err(NotationError::Empty));
@@ -975,7 +987,11 @@ fn parse_action_reports_expected_unexpected_and_illegal_moves() {
         position(&["b6", "d6", "f6", "c3"], &["a7", "d7", "g7", "b4"], [0, 0], Color::White, true);
     assert_eq!(
         protected.parse_action("xa7", &rules),
-        Err(NotationError::Illegal { text: "xa7".into(), error: ActionError::ProtectedPiece(pt("a7")) })
+        Err(NotationError::Illegal {
+            text: "xa7".into(),
+            error: ActionError::ProtectedPiece(pt("a7")),
+            variant: Variant::Nine
+        })
     );
     let moving = moving_position(Color::White);
     assert_eq!(moving.parse_action("d6-d5", &rules), Ok(mv("d6", "d5")));
@@ -983,7 +999,8 @@ fn parse_action_reports_expected_unexpected_and_illegal_moves() {
         moving.parse_action("d6-g1", &rules),
         Err(NotationError::Illegal {
             text: "d6-g1".into(),
-            error: ActionError::NotAdjacent { from: pt("d6"), to: pt("g1") }
+            error: ActionError::NotAdjacent { from: pt("d6"), to: pt("g1") },
+            variant: Variant::Nine,
         })
     );
 }
@@ -994,7 +1011,14 @@ fn from_notation_reports_the_failing_ply() {
     let at_ply = |ply: usize, error: NotationError| NotationError::AtPly { ply, error: Box::new(error) };
     assert_eq!(
         Game::from_notation(rules, "d6 a1 d6").unwrap_err(),
-        at_ply(2, NotationError::Illegal { text: "d6".into(), error: ActionError::PointOccupied(pt("d6")) })
+        at_ply(
+            2,
+            NotationError::Illegal {
+                text: "d6".into(),
+                error: ActionError::PointOccupied(pt("d6")),
+                variant: Variant::Nine
+            }
+        )
     );
     assert_eq!(
         Game::from_notation(rules, "d6 a1 d5 a4 d7 g7").unwrap_err(),
@@ -1024,7 +1048,11 @@ fn apply_after_the_game_is_over_returns_game_over() {
     assert_eq!(game.apply(Action(600)), Err(ActionError::OutOfRange(Action(600))));
     assert_eq!(
         game.play_notation("d6"),
-        Err(NotationError::Illegal { text: "d6".into(), error: ActionError::GameOver })
+        Err(NotationError::Illegal {
+            text: "d6".into(),
+            error: ActionError::GameOver,
+            variant: Variant::Nine
+        })
     );
     assert_eq!(*game.position(), blocked);
     assert!(game.actions().is_empty());
@@ -1454,6 +1482,29 @@ fn six_games_use_its_point_names() {
         Err(NotationError::NotOnBoard { ref name, board: "six" }) if name == "d6"
     ));
     assert!(matches!(game.play_notation("a5-a3"), Err(NotationError::Illegal { .. })));
+    // Errors name six's points and its action range.
+    let mut game = Game::new(Rules::six());
+    game.play_notation("a5").unwrap();
+    let e = game.play_notation("a5").unwrap_err();
+    assert_eq!(e.to_string(), "'a5' is illegal: point a5 is not empty");
+    let pos = six_position(
+        &["a3", "c5", "d3", "a1", "e5", "c1"],
+        &["b4", "e1", "d2", "b2", "a5", "d4"],
+        [0, 0],
+        Color::White,
+    );
+    let not_adjacent = pos.check(six_mv("a3", "c4"), &Rules::six()).unwrap_err();
+    assert_eq!(
+        not_adjacent.on(Variant::Six.board()).to_string(),
+        "a3 and c4 are not adjacent, and flying is not allowed now"
+    );
+    let out = pos.check(Action(300), &Rules::six()).unwrap_err();
+    assert!(out.on(Variant::Six.board()).to_string().contains("valid actions are 0..272"), "{out}");
+    assert_eq!(
+        ActionError::PointOccupied(pt("d6")).to_string(),
+        "point d6 is not empty",
+        "nine's names by default"
+    );
 }
 
 /// A `VecEnv` of six men's morris has its board's shapes: `[N, 15, 16]` observations and
