@@ -470,11 +470,11 @@ impl Position {
             // memory, and callers that read it at once (perft's counts, playouts' sampling)
             // stall on reloading it (measured: perft 30% slower; cold calls for Lasker's
             // generators alone cost nine's playouts a third of their speed, and one for six's
-            // cost nine's `Game` playouts 11%). Nine's and Lasker's generators are compiled
+            // cost nine's `Game` playouts 19%). Nine's and Lasker's generators are compiled
             // with their tables; twelve, morabaraba and six share a third copy that reads its
-            // tables at run time and loops over the most pieces any of them has (measured: a
-            // fourth compiled copy for six cost nine's `Game` playouts 11%; the shared copy
-            // with a loop count read from the tables, 6% of `Position`'s). The placing branch
+            // tables at run time and loops over the most pieces any of them has (measured on
+            // nine's `Game` playouts against this: a fourth compiled copy for six -11%, the
+            // shared copy with its loop count read from the tables -19%). The placing branch
             // asks "nine?" first, which got nine's `Game` playouts back to their speed before
             // Lasker (docs/performance.md).
             let flying = self.phase(self.side, rules) == Phase::Flying;
