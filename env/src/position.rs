@@ -287,7 +287,10 @@ impl Position {
         BitBoard(self.pieces[0].0 | self.pieces[1].0)
     }
 
-    /// All empty points.
+    /// All empty points of the 24-point boards. On a smaller board (six men's morris) the set
+    /// also holds the 24-point numbering's points past the board's: intersect it with
+    /// `rules.variant.board().full` (the rules' own uses either do, or read it through the
+    /// board's line tables, which name no such point).
     #[inline]
     pub const fn empty(&self) -> BitBoard {
         BitBoard(!(self.pieces[0].0 | self.pieces[1].0) & BitBoard::FULL.0)
