@@ -85,7 +85,7 @@ impl Move {
             board.point_named(x).ok_or_else(|| {
                 if x.len() != 2 {
                     NotationError::Malformed(t.to_string())
-                } else if board.name == NINE.name || board.names == NINE.names {
+                } else if board.names == NINE.names {
                     NotationError::UnknownPoint(x.to_string())
                 } else {
                     NotationError::NotOnBoard { name: x.to_string(), board: board.name }

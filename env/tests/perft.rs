@@ -29,6 +29,13 @@ fn perft_6() {
     assert_eq!(perft(&mut Game::new(Rules::openspiel()), 6), 96_223_680);
 }
 
+/// Perft from the start of `rules` equals `counts[d - 1]` at each depth `d`.
+fn assert_counts(rules: Rules, counts: &[u64]) {
+    for (depth, &nodes) in (1..).zip(counts) {
+        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "{rules:?}, depth {depth}");
+    }
+}
+
 /// Twelve men's morris under OpenSpiel's draw rules. Its first 5 plies are nine's counts (the
 /// diagonals and the larger hands change nothing before a mill can close); at ply 6 the
 /// diagonals' mills cut it: 96,052,320 against nine's 96,223,680 (5,050,080 six-ply lines with
@@ -38,9 +45,7 @@ fn perft_6() {
 fn perft_twelve() {
     let rules = Rules { variant: Variant::Twelve, ..Rules::openspiel() };
     let counts = [24, 552, 12_144, 255_024, 5_100_480, 96_052_320];
-    for (depth, nodes) in (1..).zip(counts) {
-        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
-    }
+    assert_counts(rules, &counts);
 }
 
 /// Morabaraba: twelve men's morris's counts to depth 6, since a move can close two mills at
@@ -49,9 +54,7 @@ fn perft_twelve() {
 fn perft_morabaraba_is_twelves_until_a_double_mill_can_close() {
     let rules = Rules { variant: Variant::Morabaraba, ..Rules::openspiel() };
     let counts = [24, 552, 12_144, 255_024, 5_100_480, 96_052_320];
-    for (depth, nodes) in (1..).zip(counts) {
-        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
-    }
+    assert_counts(rules, &counts);
 }
 
 /// Lasker morris: nine's first two plies (nothing to slide before both have placed); from ply 3
@@ -63,9 +66,7 @@ fn perft_morabaraba_is_twelves_until_a_double_mill_can_close() {
 fn perft_lasker() {
     let rules = Rules { variant: Variant::Lasker, ..Rules::openspiel() };
     let counts = [24, 552, 13_552, 319_176, 7_871_032, 185_274_424];
-    for (depth, nodes) in (1..).zip(counts) {
-        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
-    }
+    assert_counts(rules, &counts);
 }
 
 /// Six men's morris (16 points, 6 pieces, mills only along the squares' sides). The first 4
@@ -77,7 +78,5 @@ fn perft_lasker() {
 fn perft_six() {
     let rules = Rules { variant: Variant::Six, ..Rules::openspiel() };
     let counts = [16, 240, 3_360, 43_680, 524_160, 5_698_368];
-    for (depth, nodes) in (1..).zip(counts) {
-        assert_eq!(perft(&mut Game::new(rules), depth), nodes, "depth {depth}");
-    }
+    assert_counts(rules, &counts);
 }

@@ -126,28 +126,22 @@ fn six_mens_morris_networks_follow_the_board() {
     use morris_train::replay::{Augment, TrainBatch};
     let device = Device::flex();
     let rules = Rules::six();
-    let mut rng = Rng::seed_from_u64(3);
-    let (mut leaves, mut masks, mut samples) = (Vec::new(), Vec::new(), Vec::new());
-    while leaves.len() < 6 {
-        let mut game = Game::new(rules);
-        let plies = rng.below(30);
-        game.play_random(&mut rng, plies);
-        let mask = game.legal_actions();
-        if mask.is_empty() {
-            continue;
-        }
-        leaves.push(Leaf { position: *game.position(), repetitions: game.repetitions() });
-        let n = mask.count() as f32;
-        samples.push(morris_train::sample::Sample {
-            position: *game.position(),
-            repetitions: game.repetitions() as u8,
-            policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
-            outcome: 0,
-            full_search: true,
-            search_value: None,
-        });
-        masks.push(mask);
-    }
+    let (leaves, masks) = Leaf::random_batch(rules, 6, 3);
+    let samples: Vec<_> = leaves
+        .iter()
+        .zip(&masks)
+        .map(|(leaf, mask)| {
+            let n = mask.count() as f32;
+            morris_train::sample::Sample {
+                position: leaf.position,
+                repetitions: leaf.repetitions as u8,
+                policy: mask.iter().map(|a| (a, 1.0 / n)).collect(),
+                outcome: 0,
+                full_search: true,
+                search_value: None,
+            }
+        })
+        .collect();
     for trunk in Trunk::ALL {
         let config = NetConfig { variant: Variant::Six, ..tiny(trunk) };
         assert_eq!((config.num_points(), config.num_actions(), config.obs_len()), (16, 272, 240));
