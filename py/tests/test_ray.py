@@ -69,6 +69,7 @@ def assert_nothing_lost_or_twice(run_dir: Path, summary) -> None:
 def test_a_run_with_two_workers_survives_a_killed_worker(repo, tmp_path, cluster):
     run_dir = tmp_path / "run"
     killed = []
+    back = []
 
     def kill_a_worker(run, report):
         if not killed and report["step"] >= 40:
@@ -76,12 +77,21 @@ def test_a_run_with_two_workers_survives_a_killed_worker(repo, tmp_path, cluster
             # Back under a new name (the run goes on meanwhile with the other worker's games).
             name = call_until_back(lambda: ray.get(run.workers[0].name.remote()), lambda n: n != "w0")
             killed.append(name)
+        elif killed and not back:
+            # Until the restarted worker's games are taken, each report holds the driver a moment
+            # (the learner trains only on what the driver hands it), so that the run does not
+            # end first on a fast machine.
+            if any(worker == killed[0] for worker, _ in report["accepted"]):
+                back.append(report["step"])
+            else:
+                time.sleep(0.5)
 
     run = morris_ray.RayRun(
         tiny(repo), run_dir, workers=2, learner_cpus=1, overrides={"schedule.total_steps": 200}, quiet=True
     )
     summary = run.run(on_progress=kill_a_worker)
     assert killed, "the worker was killed mid-run"
+    assert back, "the restarted worker's games were trained on"
     assert summary.worker_restarts == 1
     assert summary.step == 200 and (run_dir / "FINISHED").is_file()
     assert (run_dir / "checkpoints" / "step-200" / "model.safetensors").is_file()

@@ -50,6 +50,9 @@ Path_ = Union[str, "PathLike[str]"]
 # calling again, up to _LEARNER_TRIES times for the learner (whose restarts are few).
 _RETRY_PAUSE_S = 0.5
 _LEARNER_TRIES = 240
+# How long the end of a run waits for an idle worker's name (it answers at once unless Ray is
+# restarting it, which is then counted).
+_NAME_TIMEOUT_S = 10.0
 # How long a stopped run waits for the learner's last checkpoint.
 _STOP_CHECKPOINT_S = 120.0
 
@@ -257,10 +260,11 @@ class RayRun:
         )
         # A resumed run's workers play new games: names and seeds of their own.
         suffix = f"-s{step}" if step > 0 else ""
+        self._worker_names = [f"w{i}{suffix}" for i in range(self.n_workers)]
         self.workers = [
             worker_cls.remote(
                 self.config_text_resolved,
-                f"w{i}{suffix}",
+                self._worker_names[i],
                 (seed * 1_000_003 + step * 1009 + i + 1) % 2**63,
                 self._threads(self.worker_cpus),
                 None,
@@ -323,7 +327,19 @@ class RayRun:
         accepts: dict[Any, tuple[Any, dict]] = {}  # accept ref -> (shards ref, play summary)
         produced: set[tuple[str, int]] = set()  # (worker, seq) returned, not yet accepted or refused
         idle: list[int] = []
-        names: dict[int, str] = {}  # the name each worker's shards last came under
+        # The name each worker's games last came under; None once a death is counted and the
+        # restarted worker's name is not yet seen (so that one death counts once).
+        names: dict[int, Optional[str]] = dict(enumerate(self._worker_names))
+
+        def died(i: int) -> None:
+            if names[i] is not None:
+                s.worker_restarts += 1
+            names[i] = None
+
+        def seen(i: int, name: str) -> None:
+            if names[i] is not None and names[i] != name:
+                s.worker_restarts += 1
+            names[i] = name
 
         def play(i: int) -> None:
             if sent_step.get(i) != self._weights_step:
@@ -351,13 +367,12 @@ class RayRun:
                     except ray.exceptions.RayActorError:
                         # Ray restarts it (a call made meanwhile fails too: a pause, then again);
                         # it plays on under a new name, and needs the weights again.
+                        died(i)
                         time.sleep(_RETRY_PAUSE_S)
                         sent_step.pop(i, None)
                         play(i)
                         continue
-                    if names.get(i, summary["worker"]) != summary["worker"]:
-                        s.worker_restarts += 1
-                    names[i] = summary["worker"]
+                    seen(i, summary["worker"])
                     produced.update((summary["worker"], seq) for seq, *_ in summary["shards"])
                     if summary["shards"]:
                         accepts[self.learner.accept.remote(shards_ref, max_steps)] = (shards_ref, summary)
@@ -392,6 +407,20 @@ class RayRun:
             if not self.quiet and (done or now - last_print >= self.progress_every):
                 last_print = now
                 self._print_progress(s, report, now - t0)
+        # Restarts the loop did not see: a play that failed or came back under a new name after
+        # the budget was spent, or an idle worker restarted (its games are not waited for).
+        finished, _ = ray.wait(list(plays), num_returns=len(plays), timeout=0)
+        for ref in finished:
+            i, _ = plays[ref]
+            try:
+                seen(i, ray.get(ref)["worker"])
+            except ray.exceptions.RayActorError:
+                died(i)
+        for i in idle:
+            try:
+                seen(i, ray.get(self.workers[i].name.remote(), timeout=_NAME_TIMEOUT_S))
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                died(i)
         # The accepts still queued at the learner when the budget was spent store their shards
         # (the run keeps them, as `train` keeps the games its workers finish) without training.
         while accepts:
