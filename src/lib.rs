@@ -32,7 +32,7 @@ pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
-/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker`), shared by the
+/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker|six`), shared by the
 /// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
@@ -49,6 +49,9 @@ pub enum Preset {
     /// Lasker morris (nine's board, 10 pieces, a turn with pieces in hand may slide instead
     /// of placing) under the standard draw rules.
     Lasker,
+    /// Six men's morris (two squares of 16 points, 6 pieces, mills only along the sides, no
+    /// flying) under the standard draw rules.
+    Six,
 }
 
 impl Preset {
@@ -60,6 +63,7 @@ impl Preset {
             Preset::Twelve => Rules::twelve(),
             Preset::Morabaraba => Rules::morabaraba(),
             Preset::Lasker => Rules::lasker(),
+            Preset::Six => Rules::six(),
         }
     }
 
@@ -71,6 +75,7 @@ impl Preset {
             Preset::Twelve => "twelve",
             Preset::Morabaraba => "morabaraba",
             Preset::Lasker => "lasker",
+            Preset::Six => "six",
         }
     }
 }

@@ -897,3 +897,16 @@ fn a_lasker_morris_run_records_its_variant_resumes_and_plays_a_match() {
     let (_, stderr) = text(&o);
     assert!(stderr.contains("plays the 'lasker' variant, but the game is 'twelve'"), "{stderr}");
 }
+
+/// Six men's morris through training: its network is sized by its 16-point board (272 actions),
+/// its shards say variant 4, the run resumes, and its export plays a match under six's rules
+/// and is refused, naming both variants, under nine's.
+#[test]
+fn a_six_mens_morris_run_records_its_variant_resumes_and_plays_a_match() {
+    let scratch = scratch();
+    let model = variant_run_resumes_exports_and_plays(scratch.path(), "six", 4, 20);
+    let o = eval(&["match", &model, "random", "--pairs", "1"]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success(), "a six model under nine's rules");
+    assert!(stderr.contains("plays the 'six' variant, but the game is 'nine'"), "{stderr}");
+}

@@ -98,12 +98,17 @@ impl Engine {
 
     /// `position`, `go ...`; returns the info lines and the best move, checked legal.
     fn search(&mut self, moves: &str, go: &str, secs: f64) -> (Vec<String>, String) {
+        self.search_under(Rules::standard(), moves, go, secs)
+    }
+
+    /// [`Engine::search`], checking the answer under `rules` (the engine's `Rules` option).
+    fn search_under(&mut self, rules: Rules, moves: &str, go: &str, secs: f64) -> (Vec<String>, String) {
         self.send(&format!("position startpos moves {moves}"));
         self.send(go);
         let mut lines = self.until("bestmove", secs);
         let best = lines.pop().expect("bestmove line");
         let mv = best.strip_prefix("bestmove ").expect("bestmove MOVE").to_string();
-        let mut game = Game::from_notation(Rules::standard(), moves).expect("test moves are legal");
+        let mut game = Game::from_notation(rules, moves).expect("test moves are legal");
         game.play_notation(&mv).unwrap_or_else(|e| panic!("'{mv}' after '{moves}' is illegal: {e}"));
         (lines, mv)
     }
@@ -239,6 +244,14 @@ fn scripted_protocol_session() {
     e.send("setoption name Rules value twelve");
     let (_, best) = e.search("a7 a1 b6 g1", "go depth 2", 10.0);
     assert_eq!(best, "c5", "the diagonal mill a7 b6 c5");
+    // Six men's morris: its own point names in moves and principal variations; minimax closes
+    // the mill a5 c5 e5, and a point of nine's board is refused.
+    e.send("setoption name Rules value six");
+    let (info, best) = e.search_under(Rules::six(), "a5 e1 c5 e3", "go depth 2", 10.0);
+    assert_eq!(best, "e5", "{info:?}");
+    assert!(info.iter().any(|l| l.contains(" pv e5")), "{info:?}");
+    e.rejects("position startpos moves g7", "move 1 'g7'");
+    e.send("setoption name Rules value twelve");
     e.send("setoption name Engine value az");
     e.send(&format!("setoption name Model value {}", shipped()));
     e.send("isready");

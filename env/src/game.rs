@@ -196,6 +196,13 @@ impl Game {
         Ok(action)
     }
 
+    /// `action` in the position to move, in notation on the game's board (its point names,
+    /// a removal when one is pending); `None` for an action out of the board's range.
+    pub fn notation(&self, action: Action) -> Option<String> {
+        let m = self.position.move_on(action, &self.rules)?;
+        Some(m.on(self.rules.variant.board()).to_string())
+    }
+
     /// The moves played, in notation, separated by spaces.
     pub fn record(&self) -> String {
         let moves: Vec<String> = self

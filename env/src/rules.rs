@@ -6,19 +6,15 @@ use serde::{Deserialize, Serialize};
 use crate::board::{Board, NINE, SIX, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
-/// set it apart (docs/rules.md). Nine and twelve men's morris, morabaraba and Lasker morris are
-/// played on every surface; six men's morris (16 points) has its rules in [`Position`] and
-/// [`Game`] but is not yet offered by names, files or the layers above the rules (it is not in
-/// [`Variant::ALL`]); three men's morris is to come.
-///
-/// [`Position`]: crate::Position
-/// [`Game`]: crate::Game
+/// set it apart (docs/rules.md): nine and twelve men's morris, morabaraba, Lasker morris and
+/// six men's morris (16 points); three men's morris is to come.
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
 /// assert_eq!(Rules::standard().variant, Variant::Nine);
 /// assert_eq!("twelve".parse::<Variant>(), Ok(Variant::Twelve));
-/// assert!("six".parse::<Variant>().is_err());
+/// assert_eq!("six".parse::<Variant>(), Ok(Variant::Six));
+/// assert!("three".parse::<Variant>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,16 +33,14 @@ pub enum Variant {
     Lasker,
     /// Six men's morris: two concentric squares (16 points) joined at their midpoints, mills
     /// only along the squares' sides, 6 pieces a side, and no flying in its preset. Its actions
-    /// are numbered on its own 16 points ([`Board::num_actions`]: 272). The rules core only so
-    /// far: not read from files (serde skips it) or names.
-    #[serde(skip)]
+    /// are numbered on its own 16 points ([`Board::num_actions`]: 272).
     Six,
 }
 
 impl Variant {
-    /// Every variant offered by name, in files and on the surfaces, in the order of
-    /// [`Variant::NAMES`] (six men's morris joins once every layer plays it).
-    pub const ALL: [Variant; 4] = [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker];
+    /// Every variant, in the order of [`Variant::NAMES`].
+    pub const ALL: [Variant; 5] =
+        [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker, Variant::Six];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
     /// of [`Variant::ALL`].
@@ -234,23 +228,47 @@ impl Rules {
     }
 
     /// Six men's morris under the standard draw rules, without flying (a player with 2 pieces or
-    /// no move loses; a player with 3 slides as before).
+    /// no move loses; a player with 3 slides as before): the preset `six`.
     pub const fn six() -> Rules {
         Rules { variant: Variant::Six, flying: false, ..Rules::standard() }
     }
 
-    /// The preset with this name: `"standard"`, `"openspiel"`, `"twelve"`, `"morabaraba"` or
-    /// `"lasker"`.
-    /// Every variant but nine is a preset of its own name, under the standard draw rules.
+    /// A variant's own rules under the standard draw rules: [`Rules::standard`] for nine men's
+    /// morris, and the preset of the variant's name for the others (six men's morris without
+    /// flying, the rest with it).
+    pub const fn of(variant: Variant) -> Rules {
+        match variant {
+            Variant::Six => Rules::six(),
+            _ => Rules { variant, ..Rules::standard() },
+        }
+    }
+
+    /// These rules' draw rules (the N-move rule, threefold repetition, the turn cap) for
+    /// `variant`, which keeps its own flying ([`Rules::of`]): how a variant named on top of a
+    /// preset is played.
+    ///
+    /// ```
+    /// use morris_env::{Rules, Variant};
+    /// assert_eq!(Rules::standard().for_variant(Variant::Six), Rules::six());
+    /// let twelve = Rules::openspiel().for_variant(Variant::Twelve);
+    /// assert_eq!((twelve.variant, twelve.turn_cap, twelve.flying), (Variant::Twelve, Some(200), true));
+    /// ```
+    pub const fn for_variant(self, variant: Variant) -> Rules {
+        Rules {
+            n_move_rule: self.n_move_rule,
+            threefold_repetition: self.threefold_repetition,
+            turn_cap: self.turn_cap,
+            ..Rules::of(variant)
+        }
+    }
+
+    /// The preset with this name: `"standard"`, `"openspiel"`, or a variant's name other than
+    /// nine's ([`Rules::of`] that variant).
     pub fn preset(name: &str) -> Option<Rules> {
         match name {
             "standard" => Some(Rules::standard()),
             "openspiel" => Some(Rules::openspiel()),
-            _ => name
-                .parse::<Variant>()
-                .ok()
-                .filter(|v| !v.is_nine())
-                .map(|variant| Rules { variant, ..Rules::standard() }),
+            _ => name.parse::<Variant>().ok().filter(|v| !v.is_nine()).map(Rules::of),
         }
     }
 

@@ -193,6 +193,17 @@ impl Symmetry {
         }
     }
 
+    /// The symmetry of `board` that undoes this one.
+    pub fn inverse_on(self, board: &Board) -> Symmetry {
+        let undoes = |s: &Symmetry| {
+            (0..board.num_points).all(|p| {
+                let p = Point::from_index_unchecked(p);
+                s.point_on(board, self.point_on(board, p)) == p
+            })
+        };
+        Symmetry::all_on(board).find(undoes).unwrap_or(Symmetry::IDENTITY)
+    }
+
     /// `self ∘ other` on nine's board: apply `other` first, then `self`.
     pub fn compose(self, other: Symmetry) -> Symmetry {
         let mut want = [0u8; NUM_POINTS];

@@ -741,7 +741,14 @@ fn presets_have_the_values_of_rules_md() {
         Some(Rules { variant: Variant::Morabaraba, ..Rules::standard() })
     );
     assert_eq!(Rules::preset("lasker"), Some(Rules { variant: Variant::Lasker, ..Rules::standard() }));
-    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba", "lasker"]);
+    // Six men's morris's preset does not fly; the others' do.
+    assert_eq!(Rules::preset("six"), Some(Rules::six()));
+    assert!(!Rules::six().flying);
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba", "lasker", "six"]);
+    for v in Variant::ALL {
+        assert_eq!(Rules::of(v).variant, v);
+        assert_eq!(Rules::of(v), Rules::preset(v.name()).unwrap_or(Rules::standard()), "{v}");
+    }
     for v in Variant::ALL {
         assert_eq!(Variant::from_id(v.id()), Some(v), "{v}");
     }
@@ -818,12 +825,16 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     assert_eq!(named, Rules { n_move_rule: None, ..Rules::standard() });
     assert!(!serde_json::to_string(&Rules::openspiel()).unwrap().contains("variant"));
     // An unknown variant is refused, naming it.
-    let e =
-        toml::from_str::<Rules>("variant = \"six\"\nflying = true\nthreefold_repetition = true").unwrap_err();
-    assert!(e.to_string().contains("six"), "{e}");
-    let e = "six".parse::<Variant>().unwrap_err();
-    assert_eq!(e, morris_env::UnknownVariant { name: "six".into() });
-    assert_eq!(e.to_string(), "unknown variant 'six' (variants: nine, twelve, morabaraba, lasker)");
+    let e = toml::from_str::<Rules>("variant = \"three\"\nflying = true\nthreefold_repetition = true")
+        .unwrap_err();
+    assert!(e.to_string().contains("three"), "{e}");
+    let e = "three".parse::<Variant>().unwrap_err();
+    assert_eq!(e, morris_env::UnknownVariant { name: "three".into() });
+    assert_eq!(e.to_string(), "unknown variant 'three' (variants: nine, twelve, morabaraba, lasker, six)");
+    let six: Rules =
+        toml::from_str("variant = \"six\"\nflying = false\nn_move_rule = 100\nthreefold_repetition = true")
+            .unwrap();
+    assert_eq!(six, Rules::six());
     let twelve: Rules =
         toml::from_str("variant = \"twelve\"\nflying = true\nn_move_rule = 100\nthreefold_repetition = true")
             .unwrap();

@@ -46,13 +46,7 @@ the legal moves), help, quit.";
 
 /// The legal moves of `game` in notation, space-separated.
 fn legal_moves(game: &Game) -> String {
-    let position = game.position();
-    game.legal_actions()
-        .iter()
-        .filter_map(|a| position.move_of(a))
-        .map(|m| m.to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
+    game.legal_actions().iter().filter_map(|a| game.notation(a)).collect::<Vec<_>>().join(" ")
 }
 
 fn io(e: std::io::Error) -> EvalError {
@@ -108,7 +102,7 @@ pub fn play<R: BufRead, W: Write>(
     let preset = card.as_ref().and_then(|c| Rules::preset(&c.rules)).unwrap_or_else(Rules::standard);
     // The game is of the network's variant, under the draw rules it was trained with.
     let (model, net) = load_model(model_dir, &device)?;
-    let rules = Rules { variant: net.variant, ..preset };
+    let rules = preset.for_variant(net.variant);
     let about = match &card {
         Some(c) => format!(
             "step {}{}",
@@ -138,8 +132,13 @@ pub fn play<R: BufRead, W: Write>(
     loop {
         let outcome = game.outcome();
         if outcome.is_terminal() {
-            writeln!(out, "{}\nGame over: {outcome}. Moves: {}", game.position(), game.record())
-                .map_err(io)?;
+            writeln!(
+                out,
+                "{}\nGame over: {outcome}. Moves: {}",
+                game.position().display(game.rules()),
+                game.record()
+            )
+            .map_err(io)?;
             return Ok(Ending::Finished(outcome.to_string()));
         }
         if game.current_player() != settings.human {
@@ -148,7 +147,7 @@ pub fn play<R: BufRead, W: Write>(
             let Some((action, value)) = engine.search(&game) else {
                 return Err(EvalError::Internal("the model found no move in an unfinished game".into()));
             };
-            let text = game.position().move_of(action).map(|m| m.to_string()).unwrap_or_default();
+            let text = game.notation(action).unwrap_or_default();
             game.apply(action)
                 .map_err(|e| EvalError::Internal(format!("the model chose an illegal action: {e}")))?;
             writeln!(
@@ -167,7 +166,8 @@ pub fn play<R: BufRead, W: Write>(
         }
         if shown != Some(game.actions().len()) {
             shown = Some(game.actions().len());
-            writeln!(out, "{}\nlegal moves: {}", game.position(), legal_moves(&game)).map_err(io)?;
+            writeln!(out, "{}\nlegal moves: {}", game.position().display(game.rules()), legal_moves(&game))
+                .map_err(io)?;
         }
         write!(out, "{}> ", settings.human.name().to_lowercase()).map_err(io)?;
         out.flush().map_err(io)?;
@@ -187,7 +187,7 @@ pub fn play<R: BufRead, W: Write>(
             "hint" => {
                 let wdl = engine.wdl(&game);
                 let hint = engine.search(&game);
-                let text = hint.and_then(|(a, _)| game.position().move_of(a)).map(|m| m.to_string());
+                let text = hint.and_then(|(a, _)| game.notation(a));
                 writeln!(
                     out,
                     "hint: {}   (network: win {:.0}%, draw {:.0}%, loss {:.0}% for you; search value {:+.2})",

@@ -4,7 +4,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use morris_env::{ActionMask, Agent, Game, Move, OBS_LEN};
+use morris_env::{ActionMask, Agent, Game, OBS_LEN, Rules};
 use morris_eval::EvalError;
 use morris_eval::MatchReport;
 use morris_eval::agents::AgentSpec;
@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use crate::arrays::{mask_rows, observation_rows};
 use crate::game::PyGame;
 use crate::observation::game_from_observation;
-use crate::{SpecError, nine_only, nine_rules_from, rules_from};
+use crate::{SpecError, nine_rules_from, rules_from};
 
 /// A player built from an agent spec, as the arena and `eval match` take them:
 /// `random`, `minimax:depth=4`, `minimax:time=50ms`, `mcts:sims=800`,
@@ -29,10 +29,18 @@ use crate::{SpecError, nine_only, nine_rules_from, rules_from};
 #[pyclass(name = "Agent", module = "morris")]
 pub struct PyAgent {
     name: String,
+    /// Boxed: a network's spec asks for more alignment than a pyclass may have (lib.rs).
+    spec: Box<AgentSpec>,
     agent: Mutex<Box<dyn Agent>>,
 }
 
 impl PyAgent {
+    /// Refuses a game the agent cannot play (a network of another variant, tables of other
+    /// rules): a `ValueError` naming both.
+    fn check_rules(&self, rules: &Rules) -> PyResult<()> {
+        self.spec.check_rules(rules).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
     fn lock(&self) -> PyResult<MutexGuard<'_, Box<dyn Agent>>> {
         self.agent
             .lock()
@@ -46,7 +54,7 @@ impl PyAgent {
     /// As [`PyAgent::choose`], naming the game's index.
     pub(crate) fn choose_each(&self, py: Python<'_>, games: &[Option<&Game>]) -> PyResult<Vec<i64>> {
         for game in games.iter().flatten() {
-            nine_only(game.rules(), "agents")?;
+            self.check_rules(game.rules())?;
         }
         let mut agent = self.lock()?;
         let agent = &mut **agent;
@@ -72,8 +80,7 @@ fn checked_choice(name: &str, agent: &mut dyn Agent, game: &Game) -> Result<i64,
     match agent.choose(game) {
         Some(a) if game.legal_actions().has(a) => Ok(a.0 as i64),
         Some(a) => {
-            let shown = Move::from_action(a, game.position().is_removal_pending())
-                .map_or_else(|| format!("action {}", a.0), |m| m.to_string());
+            let shown = game.notation(a).unwrap_or_else(|| format!("action {}", a.0));
             Err(format!("{name} answered an illegal move: {shown}"))
         }
         None => Err(format!(
@@ -92,9 +99,12 @@ impl PyAgent {
     #[new]
     #[pyo3(signature = (spec, seed = 0))]
     fn new(py: Python<'_>, spec: &str, seed: u64) -> PyResult<PyAgent> {
-        let agent =
-            py.detach(|| spec_from(spec)?.build(seed).map_err(|e| SpecError::new_err(e.to_string())))?;
-        Ok(PyAgent { name: agent.name(), agent: Mutex::new(agent) })
+        let (spec, agent) = py.detach(|| {
+            let spec = spec_from(spec)?;
+            let agent = spec.build(seed).map_err(|e| SpecError::new_err(e.to_string()))?;
+            Ok::<_, PyErr>((spec, agent))
+        })?;
+        Ok(PyAgent { name: agent.name(), spec: Box::new(spec), agent: Mutex::new(agent) })
     }
 
     /// The agent's canonical spec, e.g. `"minimax:depth=4"`.
@@ -111,7 +121,7 @@ impl PyAgent {
         if g.outcome().is_terminal() {
             return Ok(None);
         }
-        nine_only(g.rules(), "agents")?;
+        self.check_rules(g.rules())?;
         let mut agent = self.lock()?;
         let agent = &mut **agent;
         let name = &self.name;
@@ -223,7 +233,7 @@ fn play_match_json(
     if threads == 0 {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
-    let rules = nine_rules_from(rules, "matches")?;
+    let rules = rules_from(rules)?;
     let openings = match openings {
         None => Openings::Random,
         Some(path) => Openings::Book(morris_eval::book::load(&path, &rules).map_err(|e| match &e {

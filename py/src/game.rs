@@ -1,10 +1,11 @@
 //! `morris.Game`, `morris.Outcome` and the 16 board symmetries applied to NumPy observations,
 //! masks and policies.
 
-use morris_env::features::encode;
+use morris_env::board::Board;
+use morris_env::features::{encode, obs_len_on};
 use morris_env::{
-    Action, ActionError, Color, DrawReason, Game, Move, NUM_ACTIONS, NUM_PLANES, NUM_POINTS, NUM_SYMMETRIES,
-    NotationError as RulesNotationError, OBS_LEN, Outcome, Phase, Point, Symmetry, WinReason,
+    Action, ActionError, Color, DrawReason, Game, NUM_PLANES, NotationError as RulesNotationError, Outcome,
+    Phase, Point, Symmetry, WinReason,
 };
 use numpy::{PyArray1, PyArray2, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -13,18 +14,22 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::{IllegalActionError, NotationError, rules_from, rules_to_dict};
 
-/// An action index from Python as an [`Action`]; anything outside `0..600` (negative or huge)
-/// becomes an out-of-range action, so that it is rejected rather than wrapped.
-pub(crate) fn action_from(i: i64) -> Action {
+/// An action index from Python as an action of `board`; anything outside its range (negative,
+/// huge, or past [`Board::num_actions`]) becomes an out-of-range action, so that it is rejected
+/// rather than wrapped.
+pub(crate) fn action_from(i: i64, board: &Board) -> Action {
     match u16::try_from(i) {
-        Ok(a) if (a as usize) < NUM_ACTIONS => Action(a),
+        Ok(a) if (a as usize) < board.num_actions() => Action(a),
         _ => Action(u16::MAX),
     }
 }
 
-/// The message of an out-of-range action index.
-pub(crate) fn out_of_range(i: i64) -> PyErr {
-    IllegalActionError::new_err(format!("action {i} is out of range (actions are 0..{NUM_ACTIONS})"))
+/// The message of an out-of-range action index on `board`.
+pub(crate) fn out_of_range(i: i64, board: &Board) -> PyErr {
+    IllegalActionError::new_err(format!(
+        "action {i} is out of range (actions are 0..{})",
+        board.num_actions()
+    ))
 }
 
 /// A notation error as `IllegalActionError` (a well-formed move that is illegal here) or
@@ -46,9 +51,12 @@ pub(crate) fn notation_error(e: RulesNotationError) -> PyErr {
     }
 }
 
-fn symmetry_from(index: usize) -> PyResult<Symmetry> {
-    Symmetry::try_index(index).ok_or_else(|| {
-        PyValueError::new_err(format!("symmetry {index} does not exist (symmetries are 0..{NUM_SYMMETRIES})"))
+fn symmetry_from(index: usize, board: &Board) -> PyResult<Symmetry> {
+    Symmetry::all_on(board).nth(index).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "symmetry {index} does not exist (symmetries are 0..{})",
+            board.num_symmetries
+        ))
     })
 }
 
@@ -144,15 +152,17 @@ impl PyOutcome {
     }
 }
 
-/// One game of Nine Men's Morris: the position, the rules and the history (for threefold
+/// One game of the morris family: the position, the rules and the history (for threefold
 /// repetition and undo).
 ///
-/// `Game(rules=None, moves=None)`: `rules` is a preset name (`"standard"`, `"openspiel"`), a
-/// dict of rule options or None (standard); `moves` is a move list in notation
-/// (`"d6 a1 d5 a4 d7 xa1"`) or a sequence of action indices, played from the start.
+/// `Game(rules=None, moves=None)`: `rules` is a preset name (`"standard"`, `"openspiel"`,
+/// `"twelve"`, `"six"`, ...), a dict of rule options or None (standard); `moves` is a move list
+/// in notation (`"d6 a1 d5 a4 d7 xa1"`) or a sequence of action indices, played from the start.
 ///
-/// Actions are OpenSpiel's 600 indices: 0..24 place on or remove from a point, 24 + 24 * from +
-/// to slide or fly. Players are 0 (White, who moves first) and 1 (Black).
+/// Actions on the 24-point boards are OpenSpiel's 600 indices: 0..24 place on or remove from a
+/// point, 24 + 24 * from + to slide or fly; on a board of N points they are 0..N + N * N
+/// (`variant_info["num_actions"]`: 272 for six men's morris). Players are 0 (White, who moves
+/// first) and 1 (Black).
 #[pyclass(name = "Game", module = "morris", from_py_object)]
 #[derive(Clone)]
 pub struct PyGame {
@@ -173,9 +183,10 @@ impl PyGame {
                 let actions: Vec<i64> = moves.extract().map_err(|_| {
                     PyTypeError::new_err("moves must be a string in notation or a sequence of ints")
                 })?;
+                let board = rules.variant.board();
                 for (ply, &a) in actions.iter().enumerate() {
-                    game.apply(action_from(a)).map_err(|e| {
-                        IllegalActionError::new_err(format!("move {} (ply {ply}): {e}", ply + 1))
+                    game.apply(action_from(a, board)).map_err(|e| {
+                        IllegalActionError::new_err(format!("move {} (ply {ply}): {}", ply + 1, e.on(board)))
                     })?;
                 }
             }
@@ -187,6 +198,13 @@ impl PyGame {
     #[getter]
     fn rules<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         rules_to_dict(py, self.game.rules())
+    }
+
+    /// The sizes of the game's board (`morris.variant_info` of its rules): `num_actions`,
+    /// `observation_shape`, `point_names`, ...
+    #[getter]
+    fn variant_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        variant_info_dict(py, self.game.rules())
     }
 
     /// The player to move: 0 (White) or 1 (Black). After a mill the same player moves again, to remove.
@@ -220,9 +238,9 @@ impl PyGame {
         PyArray1::from_vec(py, actions)
     }
 
-    /// The legal-action mask, a bool array of shape `[600]`.
+    /// The legal-action mask, a bool array of shape `[num_actions]` (600 on the 24-point boards).
     fn legal_mask<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<bool>> {
-        let mut row = vec![false; NUM_ACTIONS];
+        let mut row = vec![false; self.game_board().num_actions()];
         self.game.legal_actions().write_bool(&mut row);
         PyArray1::from_vec(py, row)
     }
@@ -230,9 +248,9 @@ impl PyGame {
     /// Plays an action index. Raises `IllegalActionError` (a `ValueError`), with the reason and
     /// the move in notation, if it is not legal; the game is then unchanged.
     fn apply(&mut self, action: i64) -> PyResult<()> {
-        let a = action_from(action);
-        if !a.is_in_range() {
-            return Err(out_of_range(action));
+        let a = action_from(action, self.game_board());
+        if !a.is_in_range_on(self.game_board()) {
+            return Err(out_of_range(action, self.game_board()));
         }
         self.game.apply(a).map_err(|e| illegal(&self.game, a, e))
     }
@@ -254,20 +272,20 @@ impl PyGame {
         self.game.reset();
     }
 
-    /// The observation from the mover's point of view: float32 `[15, 24]` (planes × points), the
-    /// layout of docs/environment.md (version `morris.OBSERVATION_VERSION`).
+    /// The observation from the mover's point of view: float32 `[15, points]` (planes × the
+    /// board's points: `[15, 24]` on the 24-point boards), the layout of docs/environment.md
+    /// (version `morris.OBSERVATION_VERSION`).
     fn observation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let mut obs = vec![0.0f32; OBS_LEN];
+        let board = self.game_board();
+        let mut obs = vec![0.0f32; obs_len_on(board)];
         encode(self.game.position(), self.game.rules(), self.game.repetitions(), &mut obs);
-        PyArray1::from_vec(py, obs).reshape([NUM_PLANES, NUM_POINTS])
+        PyArray1::from_vec(py, obs).reshape([NUM_PLANES, board.num_points])
     }
 
     /// The action index in notation for the current position (`"d6"`, `"a1-a4"`, `"xg7"`).
     fn action_to_notation(&self, action: i64) -> PyResult<String> {
-        let a = action_from(action);
-        Move::from_action(a, self.game.position().is_removal_pending())
-            .map(|m| m.to_string())
-            .ok_or_else(|| out_of_range(action))
+        let a = action_from(action, self.game_board());
+        self.game.notation(a).ok_or_else(|| out_of_range(action, self.game_board()))
     }
 
     /// The action index of a move in notation, if it is legal now (the game is not changed).
@@ -313,8 +331,8 @@ impl PyGame {
     /// The points holding each player's pieces, `(white, black)`, as lists of names (`"a1"`…).
     #[getter]
     fn board(&self) -> (Vec<&'static str>, Vec<&'static str>) {
-        let p = self.game.position();
-        let names = |c| p.pieces(c).iter().map(Point::name).collect();
+        let (p, board) = (self.game.position(), self.game_board());
+        let names = |c| p.pieces(c).iter().map(|x: Point| board.names[x.index()]).collect();
         (names(Color::White), names(Color::Black))
     }
 
@@ -370,7 +388,7 @@ impl PyGame {
 
     /// The board as text, with pieces in hand and the side to move.
     fn __str__(&self) -> String {
-        self.game.position().to_string()
+        self.game.position().display(self.game.rules()).to_string()
     }
 
     fn __repr__(&self) -> String {
@@ -378,10 +396,17 @@ impl PyGame {
     }
 }
 
-/// The error of an illegal action, naming the move in notation.
-fn illegal(game: &Game, a: Action, e: ActionError) -> PyErr {
-    let shown = Move::from_action(a, game.position().is_removal_pending()).map(|m| m.to_string());
-    match shown {
+impl PyGame {
+    /// The game's board.
+    fn game_board(&self) -> &'static Board {
+        self.game.rules().variant.board()
+    }
+}
+
+/// The error of an illegal action, naming the move in notation on the game's board.
+pub(crate) fn illegal(game: &Game, a: Action, e: ActionError) -> PyErr {
+    let e = e.on(game.rules().variant.board());
+    match game.notation(a) {
         Some(m) => IllegalActionError::new_err(format!("'{m}' is illegal: {e}")),
         None => IllegalActionError::new_err(e.to_string()),
     }
@@ -409,67 +434,122 @@ fn map_rows<'py, T: numpy::Element + Copy + Default>(
     PyArray1::from_vec(py, out).reshape(shape)
 }
 
-/// Applies symmetry `symmetry` (0..16) to observations of shape `[..., 15, 24]` (float32):
-/// returns the observation of the transformed position.
+/// The board of `rules` (anything `Game(rules=...)` takes; None: nine men's morris's).
+fn board_of(rules: Option<&Bound<'_, PyAny>>) -> PyResult<&'static Board> {
+    Ok(rules_from(rules)?.variant.board())
+}
+
+/// Applies symmetry `symmetry` (0..16) to observations of shape `[..., 15, points]` (float32)
+/// of the board of `rules` (None: `[..., 15, 24]`): returns the observation of the transformed
+/// position.
 #[pyfunction]
+#[pyo3(signature = (observation, symmetry, rules = None))]
 fn transform_observation<'py>(
     py: Python<'py>,
     observation: PyReadonlyArrayDyn<'py, f32>,
     symmetry: usize,
+    rules: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-    let sym = symmetry_from(symmetry)?;
-    map_rows(py, observation, &[NUM_PLANES, NUM_POINTS], "observation", |src, dst| sym.observation(src, dst))
+    let board = board_of(rules)?;
+    let sym = symmetry_from(symmetry, board)?;
+    map_rows(py, observation, &[NUM_PLANES, board.num_points], "observation", |src, dst| {
+        sym.observation_on(board, src, dst)
+    })
 }
 
-/// Applies symmetry `symmetry` to policies of shape `[..., 600]` (float32): the probability of
-/// action `a` moves to the transformed action.
+/// Applies symmetry `symmetry` to policies of shape `[..., num_actions]` (float32; 600 on the
+/// 24-point boards) of the board of `rules`: the probability of action `a` moves to the
+/// transformed action.
 #[pyfunction]
+#[pyo3(signature = (policy, symmetry, rules = None))]
 fn transform_policy<'py>(
     py: Python<'py>,
     policy: PyReadonlyArrayDyn<'py, f32>,
     symmetry: usize,
+    rules: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArrayDyn<f32>>> {
-    let sym = symmetry_from(symmetry)?;
-    map_rows(py, policy, &[NUM_ACTIONS], "policy", |src, dst| sym.policy(src, dst))
+    let board = board_of(rules)?;
+    let sym = symmetry_from(symmetry, board)?;
+    map_rows(py, policy, &[board.num_actions()], "policy", |src, dst| sym.policy_on(board, src, dst))
 }
 
-/// Applies symmetry `symmetry` to legal-action masks of shape `[..., 600]` (bool).
+/// Applies symmetry `symmetry` to legal-action masks of shape `[..., num_actions]` (bool) of the
+/// board of `rules`.
 #[pyfunction]
+#[pyo3(signature = (mask, symmetry, rules = None))]
 fn transform_mask<'py>(
     py: Python<'py>,
     mask: PyReadonlyArrayDyn<'py, bool>,
     symmetry: usize,
+    rules: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArrayDyn<bool>>> {
-    let sym = symmetry_from(symmetry)?;
-    map_rows(py, mask, &[NUM_ACTIONS], "mask", |src, dst| {
+    let board = board_of(rules)?;
+    let sym = symmetry_from(symmetry, board)?;
+    map_rows(py, mask, &[board.num_actions()], "mask", |src, dst| {
         for (a, &legal) in src.iter().enumerate() {
-            dst[sym.action(Action(a as u16)).index()] = legal;
+            dst[sym.action_on(board, Action(a as u16)).index()] = legal;
         }
     })
 }
 
-/// The action that `action` becomes under symmetry `symmetry`.
+/// The action that `action` becomes under symmetry `symmetry` of the board of `rules`.
 #[pyfunction]
-fn transform_action(action: i64, symmetry: usize) -> PyResult<i64> {
-    let sym = symmetry_from(symmetry)?;
-    let a = action_from(action);
-    if !a.is_in_range() {
-        return Err(out_of_range(action));
+#[pyo3(signature = (action, symmetry, rules = None))]
+fn transform_action(action: i64, symmetry: usize, rules: Option<&Bound<'_, PyAny>>) -> PyResult<i64> {
+    let board = board_of(rules)?;
+    let sym = symmetry_from(symmetry, board)?;
+    let a = action_from(action, board);
+    if !a.is_in_range_on(board) {
+        return Err(out_of_range(action, board));
     }
-    Ok(sym.action(a).0 as i64)
+    Ok(sym.action_on(board, a).0 as i64)
 }
 
-/// The symmetry that undoes `symmetry`.
+/// The symmetry that undoes `symmetry` on the board of `rules`.
 #[pyfunction]
-fn inverse_symmetry(symmetry: usize) -> PyResult<usize> {
-    Ok(symmetry_from(symmetry)?.inverse().index())
+#[pyo3(signature = (symmetry, rules = None))]
+fn inverse_symmetry(symmetry: usize, rules: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let board = board_of(rules)?;
+    Ok(symmetry_from(symmetry, board)?.inverse_on(board).index())
 }
 
-/// The names of the 24 points, in index order (`a7`, `d7`, `g7`, …, as docs/rules.md numbers them).
+/// The names of the board's points, in index order (nine men's morris's 24 when `rules` is None:
+/// `a7`, `d7`, `g7`, …, as docs/rules.md numbers them).
 #[pyfunction]
-fn point_names(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
-    let names: Vec<&str> = (0..NUM_POINTS).filter_map(Point::try_index).map(Point::name).collect();
-    PyList::new(py, names)
+#[pyo3(signature = (rules = None))]
+fn point_names<'py>(py: Python<'py>, rules: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyList>> {
+    let board = board_of(rules)?;
+    PyList::new(py, &board.names[..board.num_points])
+}
+
+/// The sizes of the board of `rules` (anything `Game(rules=...)` takes; None: nine men's
+/// morris's): a dict of `variant`, `board`, `num_points`, `num_actions`, `num_planes`,
+/// `observation_shape` (`(num_planes, num_points)`), `num_symmetries`, `mask_words` (the packed
+/// masks' uint64 words, 10 on every board), `pieces` (each side's) and `point_names`.
+#[pyfunction]
+#[pyo3(signature = (rules = None))]
+fn variant_info<'py>(py: Python<'py>, rules: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    variant_info_dict(py, &rules_from(rules)?)
+}
+
+/// [`variant_info`] of `rules`.
+pub(crate) fn variant_info_dict<'py>(
+    py: Python<'py>,
+    rules: &morris_env::Rules,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (variant, board) = (rules.variant, rules.variant.board());
+    let d = PyDict::new(py);
+    d.set_item("variant", variant.name())?;
+    d.set_item("board", board.name)?;
+    d.set_item("num_points", board.num_points)?;
+    d.set_item("num_actions", board.num_actions())?;
+    d.set_item("num_planes", NUM_PLANES)?;
+    d.set_item("observation_shape", (NUM_PLANES, board.num_points))?;
+    d.set_item("num_symmetries", board.num_symmetries)?;
+    d.set_item("mask_words", morris_env::MASK_WORDS)?;
+    d.set_item("pieces", variant.pieces())?;
+    d.set_item("point_names", &board.names[..board.num_points])?;
+    Ok(d)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -481,5 +561,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transform_action, m)?)?;
     m.add_function(wrap_pyfunction!(inverse_symmetry, m)?)?;
     m.add_function(wrap_pyfunction!(point_names, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_info, m)?)?;
     Ok(())
 }

@@ -69,7 +69,7 @@ pub(crate) fn nine_only(rules: &Rules, what: &str) -> PyResult<()> {
 }
 
 /// Rules from a Python value: `None` (the standard rules), a preset name (`"standard"`,
-/// `"openspiel"`, `"twelve"`) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
+/// `"openspiel"`, or a variant's: `"twelve"`, `"six"`, ...) or a dict of the fields of `morris_env::Rules`, which override the standard rules.
 pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
     let Some(value) = value else { return Ok(Rules::standard()) };
     if value.is_none() {
@@ -196,6 +196,7 @@ fn _morris(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NUM_SYMMETRIES", morris_env::NUM_SYMMETRIES)?;
     m.add("OBSERVATION_VERSION", morris_env::OBS_VERSION)?;
     m.add("RULES_PRESETS", Rules::PRESETS.to_vec())?;
+    m.add("VARIANTS", morris_env::Variant::NAMES.to_vec())?;
     game::register(m)?;
     vec_env::register(m)?;
     agents::register(m)?;

@@ -2,7 +2,7 @@
 //! stepped with the GIL released (the Gymnasium-style API is `morris.VecEnv`, in Python).
 
 use morris_env::ndarray::ArrayView1;
-use morris_env::{Action, AutoReset, Game, IllegalActionMode, Move, VecEnv, VecEnvConfig};
+use morris_env::{Action, AutoReset, Game, IllegalActionMode, VecEnv, VecEnvConfig};
 use numpy::{
     PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1, PyUntypedArrayMethods,
 };
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::agents::PyAgent;
-use crate::game::{PyGame, PyOutcome, action_from};
+use crate::game::{PyGame, PyOutcome, action_from, variant_info_dict};
 use crate::{IllegalActionError, rules_from, rules_to_dict};
 
 /// What the binding does with an illegal action.
@@ -166,6 +166,13 @@ impl PyVecEnv {
         rules_to_dict(py, &self.env.config().rules)
     }
 
+    /// The sizes of the games' board (`morris.variant_info` of the rules): `num_actions`,
+    /// `observation_shape`, `point_names`, ...
+    #[getter]
+    fn variant_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        variant_info_dict(py, &self.env.config().rules)
+    }
+
     /// Starts new games in every env (env i seeded with `seed + i`); the GIL is released.
     #[pyo3(signature = (seed = None))]
     fn reset(&mut self, py: Python<'_>, seed: Option<u64>) {
@@ -311,7 +318,8 @@ impl PyVecEnv {
         Ok(PyArray1::from_vec(py, agent.choose_each(py, &games)?))
     }
 
-    /// `[N, 15, 24]` float32 view: each env's observation from its mover's point of view.
+    /// `[N, 15, points]` float32 view (`[N, 15, 24]` on the 24-point boards): each env's
+    /// observation from its mover's point of view.
     #[getter]
     fn observations(slf: Bound<'_, Self>) -> Bound<'_, PyArray3<f32>> {
         let this = slf.borrow();
@@ -319,7 +327,7 @@ impl PyVecEnv {
         live_view(&slf, &view)
     }
 
-    /// `[N, 15, 24]` float32 view: in same-step mode, the last observation of each game that
+    /// `[N, 15, points]` float32 view: in same-step mode, the last observation of each game that
     /// ended on the latest step (other rows are stale).
     #[getter]
     fn final_observations(slf: Bound<'_, Self>) -> Bound<'_, PyArray3<f32>> {
@@ -328,7 +336,8 @@ impl PyVecEnv {
         live_view(&slf, &view)
     }
 
-    /// `[N, 600]` bool view: the legal-action masks (all false in a finished game).
+    /// `[N, num_actions]` bool view (`[N, 600]` on the 24-point boards): the legal-action masks
+    /// (all false in a finished game).
     #[getter]
     fn masks(slf: Bound<'_, Self>) -> PyResult<Bound<'_, PyArray2<bool>>> {
         let this = slf.borrow();
@@ -340,8 +349,8 @@ impl PyVecEnv {
     }
 
     /// `[N, 10]` uint64 view: the legal-action masks packed, action `a` in bit `a % 64` of word
-    /// `a // 64` (bits 600..640 zero; all zero in a finished game). Kept in every mask format;
-    /// `morris.unpack_masks` expands it to `[N, 600]` bools.
+    /// `a // 64` (bits from `num_actions` on zero; all zero in a finished game). Kept in every
+    /// mask format; `morris.unpack_masks` expands it to `[N, num_actions]` bools.
     #[getter]
     fn packed_masks(slf: Bound<'_, Self>) -> Bound<'_, PyArray2<u64>> {
         let this = slf.borrow();
@@ -383,7 +392,8 @@ impl PyVecEnv {
 
     /// `[(env, message)]`: the envs that rejected their action on the latest step (flag mode).
     fn errors(&self) -> Vec<(usize, String)> {
-        self.env.errors().map(|(i, e)| (i, e.to_string())).collect()
+        let board = self.env.config().rules.variant.board();
+        self.env.errors().map(|(i, e)| (i, e.on(board).to_string())).collect()
     }
 
     /// The outcome of env i's current game.
@@ -417,8 +427,9 @@ impl PyVecEnv {
             )));
         }
         let masks = self.env.masks();
+        let board = self.env.config().rules.variant.board();
         for (i, (&value, slot)) in values.as_array().iter().zip(self.actions.iter_mut()).enumerate() {
-            let a = action_from(value);
+            let a = action_from(value, board);
             *slot = a;
             let plays = active.is_none_or(|active| active[i]) && !masks[i].is_empty();
             if self.illegal != Illegal::Raise || !plays || masks[i].has(a) {
@@ -442,16 +453,18 @@ impl PyVecEnv {
 /// The error for an illegal action `value` in env `i`, with the move in notation and the reason.
 fn illegal_in_env(env: &VecEnv, i: usize, value: i64, a: Action) -> PyErr {
     let game = env.game(i);
+    let board = game.rules().variant.board();
     let reason = match game.position().check(a, game.rules()) {
-        Err(e) => e.to_string(),
+        Err(e) => e.on(board).to_string(),
         Ok(()) => "not legal here".to_string(),
     };
-    match Move::from_action(a, game.position().is_removal_pending()) {
-        Some(m) if a.is_in_range() => {
+    match game.notation(a) {
+        Some(m) if a.is_in_range_on(board) => {
             IllegalActionError::new_err(format!("env {i}: '{m}' is illegal: {reason}; nothing was stepped"))
         }
         _ => IllegalActionError::new_err(format!(
-            "env {i}: action {value} is out of range (actions are 0..600); nothing was stepped"
+            "env {i}: action {value} is out of range (actions are 0..{}); nothing was stepped",
+            board.num_actions()
         )),
     }
 }

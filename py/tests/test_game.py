@@ -1,6 +1,7 @@
 """morris.Game: rules, actions, notation, observations, symmetries and errors."""
 
 import copy
+from pathlib import Path
 
 import morris
 import numpy as np
@@ -71,8 +72,8 @@ def test_bad_notation_and_rules():
     # The variant: nine by default, named in the rules dict; an unknown one is refused by name.
     assert morris.Game().rules["variant"] == "nine"
     assert morris.Game({"variant": "nine", "flying": False}).rules["flying"] is False
-    with pytest.raises(ValueError, match="unknown variant 'six'"):
-        morris.Game({"variant": "six"})
+    with pytest.raises(ValueError, match="unknown variant 'three'"):
+        morris.Game({"variant": "three"})
     with pytest.raises(TypeError, match="variant"):
         morris.Game({"variant": 6})
     with pytest.raises(TypeError):
@@ -213,11 +214,12 @@ def test_twelve_mens_morris_plays_by_its_rules():
         _, _, terminated, truncated, _ = env.step()
         ended += int(terminated.sum() + truncated.sum())
     assert ended > 0
-    # Agents, matches and self-play data are nine's so far: another variant is refused by name.
-    with pytest.raises(ValueError, match="nine men's morris only so far, not twelve"):
-        morris.play_match("random", "random", pairs=1, rules=twelve)
-    with pytest.raises(ValueError, match="agents: nine men's morris only so far, not twelve"):
-        morris.Agent("random").choose(g)
+    # Agents without a network and matches play it; a network of another variant is refused.
+    assert int(morris.Agent("minimax:depth=1").choose(g)) in g.legal_actions()
+    assert len(morris.play_match("random", "minimax:depth=1", pairs=1, rules=twelve).games) == 2
+    shipped = str(Path(__file__).resolve().parents[2] / "checkpoints" / "shipped")
+    with pytest.raises(ValueError, match="plays the 'nine' variant, but the game is 'twelve'"):
+        morris.Agent(f"az:model={shipped},sims=2").choose(g)
 
 
 def test_lasker_morris_slides_while_placing():
@@ -232,3 +234,52 @@ def test_lasker_morris_slides_while_placing():
     # Nine men's morris places first.
     with pytest.raises(morris.IllegalActionError, match="pieces in hand must be placed first"):
         morris.Game(moves="a7 g1 a7-d7")
+
+
+def test_six_mens_morris_has_its_own_board_and_sizes():
+    info = morris.variant_info("six")
+    assert (info["num_points"], info["num_actions"], info["observation_shape"]) == (16, 272, (15, 16))
+    assert info["point_names"][:3] == ["a5", "c5", "e5"] and info["pieces"] == 6
+    assert morris.variant_info() == morris.Game().variant_info and morris.variant_info()["num_actions"] == 600
+    assert "six" in morris.VARIANTS and "six" in morris.RULES_PRESETS
+    g = morris.Game("six", moves="a5 e1 c5 e3")
+    assert g.rules["variant"] == "six" and g.rules["flying"] is False
+    assert g.variant_info == info and g.pieces_in_hand == (4, 4)
+    assert g.observation().shape == (15, 16) and g.legal_mask().shape == (272,)
+    assert g.board == (["a5", "c5"], ["e3", "e1"])
+    assert "e5" in {g.action_to_notation(int(a)) for a in g.legal_actions()}
+    g.play("e5")  # the mill a5 c5 e5
+    assert g.removal_pending and g.action_to_notation(int(g.legal_actions()[0])).startswith("x")
+    with pytest.raises(morris.IllegalActionError, match="out of range.*0..272"):
+        g.apply(272)
+    with pytest.raises(morris.NotationError, match="g7"):
+        g.play("g7")
+    assert str(g).startswith("5 W") and "a   b   c   d   e\n" in str(g)  # the 5 × 5 drawing
+    # Symmetries on its board: each observation, mask and action maps and comes back.
+    mask = g.legal_mask()
+    for s in range(info["num_symmetries"]):
+        inv = morris.inverse_symmetry(s, rules="six")
+        back = morris.transform_mask(morris.transform_mask(mask, s, rules="six"), inv, rules="six")
+        np.testing.assert_array_equal(back, mask)
+        obs = morris.transform_observation(g.observation(), s, rules="six")
+        np.testing.assert_array_equal(morris.transform_observation(obs, inv, rules="six"), g.observation())
+        a = morris.transform_action(int(g.legal_actions()[0]), s, rules="six")
+        assert morris.transform_action(a, inv, rules="six") == int(g.legal_actions()[0])
+    with pytest.raises(ValueError, match=r"\[\.\.\., \[272\]\]"):
+        morris.transform_mask(np.zeros(600, dtype=bool), 0, rules="six")
+    with pytest.raises(ValueError, match="symmetry 16 does not exist"):
+        morris.transform_action(0, 16, rules="six")
+    assert morris.point_names("six") == info["point_names"]
+    # Random games to the end, by Game, by VecEnv and by a minimax agent; matches play it.
+    env = morris.VecEnv(8, rules="six", seed=1)
+    obs, info_ = env.reset(seed=1)
+    assert obs.shape == (8, 15, 16) and info_["action_mask"].shape == (8, 272) and env.num_actions == 272
+    np.testing.assert_array_equal(morris.unpack_masks(env.packed_masks, env.num_actions), env.masks)
+    ended = 0
+    for _ in range(500):
+        _, _, terminated, truncated, _ = env.step()
+        ended += int(terminated.sum() + truncated.sum())
+    assert ended > 0
+    with pytest.raises(morris.IllegalActionError, match="out of range.*0..272"):
+        env.step(np.full(8, 300))
+    assert len(morris.play_match("minimax:depth=1", "random", pairs=1, rules="six").games) == 2

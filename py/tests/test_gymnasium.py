@@ -5,13 +5,24 @@ import morris  # noqa: E402
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-from morris.gymnasium import MorrisEnv  # noqa: E402
+from morris.gymnasium import MorrisEnv, MorrisVectorEnv  # noqa: E402
 
 
 @pytest.mark.parametrize("opponent", ["random", "minimax:depth=1"])
 @pytest.mark.parametrize("color", ["white", "black", "random"])
 def test_check_env_passes(opponent, color):
     check_env(MorrisEnv(opponent=opponent, agent_color=color), skip_render_check=True)
+
+
+def test_six_mens_morris_has_its_boards_spaces():
+    env = MorrisEnv(opponent="minimax:depth=1", rules="six")
+    assert env.observation_space["observation"].shape == (15, 16) and env.action_space.n == 272
+    check_env(env, skip_render_check=True)
+    vec = MorrisVectorEnv(4, rules="six")
+    assert vec.single_action_space.n == 272
+    obs, _ = vec.reset(seed=2)
+    assert obs["observation"].shape == (4, 15, 16) and obs["action_mask"].shape == (4, 272)
+    assert obs in vec.observation_space
 
 
 def test_make_and_play_against_minimax():
@@ -68,7 +79,6 @@ from gymnasium.utils.env_checker import check_action_space, check_observation_sp
 from gymnasium.utils.passive_env_checker import check_obs, data_shares_objects  # noqa: E402
 from gymnasium.vector import AutoresetMode  # noqa: E402
 from gymnasium.vector.utils import batch_space  # noqa: E402
-from morris.gymnasium import MorrisVectorEnv  # noqa: E402
 
 
 def run_vector(env, seed, steps):

@@ -12,6 +12,13 @@ def test_api_test_passes():
     api_test(mpz.env(opening_plies=6, render_mode="ansi"), num_cycles=200)
 
 
+def test_six_mens_morris_passes_the_api_test():
+    env = mpz.env(rules="six")
+    assert env.observation_space("player_0")["observation"].shape == (15, 16)
+    assert env.action_space("player_1").n == 272
+    api_test(env, num_cycles=200, verbose_progress=False)
+
+
 def test_seed_test_passes():
     seed_test(lambda: mpz.env(opening_plies=6), num_cycles=200)
 

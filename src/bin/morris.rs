@@ -289,7 +289,7 @@ fn run(command: Command) -> Result<(), String> {
             }
             if divide && depth > 0 {
                 for (a, n) in perft_divide(&mut game, depth) {
-                    let m = game.position().move_of(a).map(|m| m.to_string()).unwrap_or_default();
+                    let m = game.notation(a).unwrap_or_default();
                     println!("{m:>6} ({:>3})  {n}", a.0);
                 }
             }
@@ -297,13 +297,9 @@ fn run(command: Command) -> Result<(), String> {
         }
         Command::Show { moves, rules } => {
             let game = start(rules, &moves)?;
-            println!("{}", game.position());
+            println!("{}", game.position().display(game.rules()));
             println!("outcome: {}", game.outcome());
-            let legal: Vec<String> = game
-                .legal_actions()
-                .iter()
-                .filter_map(|a| game.position().move_of(a).map(|m| m.to_string()))
-                .collect();
+            let legal: Vec<String> = game.legal_actions().iter().filter_map(|a| game.notation(a)).collect();
             println!("legal ({}): {}", legal.len(), legal.join(" "));
             Ok(())
         }
@@ -314,7 +310,7 @@ fn run(command: Command) -> Result<(), String> {
             let mut game = start(rules, &moves)?;
             game.play_random(&mut Rng::seed_from_u64(seed), random_plies);
             if random_plies > 0 {
-                println!("{}\nposition after: {}", game.position(), game.record());
+                println!("{}\nposition after: {}", game.position().display(game.rules()), game.record());
             }
             if game.outcome().is_terminal() {
                 return Err(format!("the game is over: {}", game.outcome()));
@@ -323,8 +319,7 @@ fn run(command: Command) -> Result<(), String> {
             let t = Instant::now();
             let r = searcher.search(&game);
             let secs = t.elapsed().as_secs_f64();
-            let best =
-                r.best.and_then(|a| game.position().move_of(a)).map(|m| m.to_string()).unwrap_or_default();
+            let best = r.best.and_then(|a| game.notation(a)).unwrap_or_default();
             println!(
                 "depth {}  best {best}  score {}  ties {}  nodes {}  time {secs:.3} s  {:.2} M nodes/s",
                 r.depth,

@@ -72,11 +72,12 @@ impl Default for RunConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct RulesConfig {
     /// A preset of [`Rules::PRESETS`]: `standard`, `openspiel` (nine men's morris), `twelve`,
-    /// `morabaraba` or `lasker` (those games under the standard draw rules).
+    /// `morabaraba`, `lasker` or `six` (those games under the standard draw rules).
     pub preset: String,
-    /// The game of the morris family, when not the preset's: `nine`, `twelve`, `morabaraba` or
-    /// `lasker` (the preset's draw rules stay). The network follows it (`model.variant`, when `[model]`
-    /// does not name it).
+    /// The game of the morris family, when not the preset's: `nine`, `twelve`, `morabaraba`,
+    /// `lasker` or `six` (the preset's draw rules stay; flying is the variant's own,
+    /// [`Rules::for_variant`]). The network follows it (`model.variant`, when `[model]` does not
+    /// name it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<Variant>,
 }
@@ -383,7 +384,7 @@ impl TrainConfig {
                 format!("= '{}' is unknown: use one of {}", self.rules.preset, Rules::PRESETS.join(", ")),
             )
         })?;
-        Ok(Rules { variant: self.rules.variant.unwrap_or(preset.variant), ..preset })
+        Ok(self.rules.variant.map_or(preset, |v| preset.for_variant(v)))
     }
 
     /// The endgame tables of `[tablebase]`, loaded (and shared within the process), or `None`
@@ -603,6 +604,7 @@ mod tests {
             ("gpu", include_str!("../../configs/gpu.toml")),
             ("twelve", include_str!("../../configs/twelve.toml")),
             ("lasker", include_str!("../../configs/lasker.toml")),
+            ("six", include_str!("../../configs/six.toml")),
             ("morabaraba", include_str!("../../configs/morabaraba.toml")),
         ] {
             let c = TrainConfig::from_toml(text, &[]).unwrap_or_else(|e| panic!("configs/{file}.toml: {e}"));
@@ -636,8 +638,14 @@ mod tests {
             let e = TrainConfig::from_toml(text, &[]).unwrap_err();
             assert!(matches!(&e, ConfigError::Value { key: k, .. } if k == key), "{text}: {e}");
         }
-        let e = TrainConfig::from_toml("[rules]\nvariant = \"six\"\n", &[]).unwrap_err();
-        assert!(matches!(&e, ConfigError::Parse(m) if m.contains("six")), "{e}");
+        // Six men's morris named on top of a preset keeps its own rule: no flying.
+        let six = TrainConfig::from_toml("[rules]\nvariant = \"six\"\n", &[]).unwrap();
+        assert_eq!(six.game_rules().unwrap(), Rules::six());
+        assert_eq!(six.model.variant, Variant::Six);
+        let preset = TrainConfig::from_toml("[rules]\npreset = \"six\"\n", &[]).unwrap();
+        assert_eq!((preset.game_rules().unwrap(), preset.model.variant), (Rules::six(), Variant::Six));
+        let e = TrainConfig::from_toml("[rules]\nvariant = \"three\"\n", &[]).unwrap_err();
+        assert!(matches!(&e, ConfigError::Parse(m) if m.contains("three")), "{e}");
     }
 
     #[test]

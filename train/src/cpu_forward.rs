@@ -422,7 +422,7 @@ mod tests {
     fn max_difference(config: &NetConfig, n: usize, seed: u64) -> f32 {
         let device = Device::flex();
         let model = config.init(&device);
-        let rules = Rules { variant: config.variant, ..Rules::standard() };
+        let rules = Rules::of(config.variant);
         let (leaves, masks) = Leaf::random_batch(rules, n, seed);
         let mut reference = EvalBatch::default();
         NetEvaluator::new(model.clone(), device).burn_only().evaluate(

@@ -9,8 +9,16 @@ const LINES = [["a7", "g7"], ["g7", "g1"], ["g1", "a1"], ["a1", "a7"], ["b6", "f
   ["d7", "d5"], ["d3", "d1"], ["a4", "c4"], ["e4", "g4"]];
 const SVG = "http://www.w3.org/2000/svg";
 
-function xy(p) {
-  return [50 + 100 * (p.charCodeAt(0) - 97), 50 + 100 * (7 - Number(p[1]))];
+// A point's place on a board of n × n lattice points (7 for the 24-point boards, 5 for six
+// men's morris's), spread over the same 600 × 600 square.
+function xy(p, n = 7) {
+  const step = 600 / (n - 1);
+  return [50 + step * (p.charCodeAt(0) - 97), 50 + step * (n - Number(p[1]))];
+}
+
+// The lattice size of a board given by its point names: the farthest column or row.
+function latticeSize(points) {
+  return Math.max(...points.map((p) => Math.max(p.charCodeAt(0) - 96, Number(p[1]))));
 }
 
 function el(tag, attrs, parent) {
@@ -25,16 +33,18 @@ function el(tag, attrs, parent) {
 function drawBoard(svg, onClick, points = POINTS, lines = LINES) {
   svg.innerHTML = "";
   svg.dataset.points = points.join(" ");
+  const n = latticeSize(points), step = 600 / (n - 1);
+  svg.dataset.size = n;
   for (const [a, b] of lines) {
-    const [x1, y1] = xy(a), [x2, y2] = xy(b);
+    const [x1, y1] = xy(a, n), [x2, y2] = xy(b, n);
     el("line", { x1, y1, x2, y2, class: "line" }, svg);
   }
-  for (let i = 0; i < 7; i++) {
-    el("text", { x: 50 + 100 * i - 6, y: 695, class: "coord" }, svg).textContent = "abcdefg"[i];
-    el("text", { x: 4, y: 50 + 100 * i + 7, class: "coord" }, svg).textContent = String(7 - i);
+  for (let i = 0; i < n; i++) {
+    el("text", { x: 50 + step * i - 6, y: 695, class: "coord" }, svg).textContent = "abcdefg"[i];
+    el("text", { x: 4, y: 50 + step * i + 7, class: "coord" }, svg).textContent = String(n - i);
   }
   for (const p of points) {
-    const [cx, cy] = xy(p);
+    const [cx, cy] = xy(p, n);
     const c = el("circle", { cx, cy, r: 12, class: "point", id: `${svg.id}-pt-${p}`, "data-point": p }, svg);
     if (onClick) c.addEventListener("click", () => onClick(p));
   }
@@ -44,9 +54,10 @@ function drawBoard(svg, onClick, points = POINTS, lines = LINES) {
 function drawPieces(svg, white, black, marks) {
   const g = document.getElementById(`${svg.id}-pieces`);
   g.innerHTML = "";
+  const n = Number(svg.dataset.size || 7);
   for (const [color, points] of [["white", white], ["black", black]]) {
     for (const p of points) {
-      const [cx, cy] = xy(p);
+      const [cx, cy] = xy(p, n);
       const cls = ["piece", color];
       if (marks.selected === p) cls.push("selected");
       if (marks.last === p) cls.push("last");

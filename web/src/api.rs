@@ -10,7 +10,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use morris_env::{Color, Game, NotationError, Rules, Variant};
+use morris_env::{Color, Game, NotationError, Variant};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -143,7 +143,7 @@ pub async fn create(
         None => app.rules.variant,
         Some(name) => name.parse::<Variant>().map_err(|e| ApiError::bad_request(e.to_string()))?,
     };
-    let rules = Rules { variant, ..app.rules };
+    let rules = app.rules.for_variant(variant);
     let model_variant = app.model.as_ref().map(|m| m.network().config().variant);
     let opponent = request.opponent.unwrap_or(if model_variant == Some(variant) {
         Opponent::Model { simulations: None, time_ms: None }

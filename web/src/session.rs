@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use morris_env::{Color, Game, Move, Outcome, Phase, Point, Rules};
+use morris_env::{Color, Game, Outcome, Phase, Point, Rules};
 use serde::Serialize;
 
 use crate::engine::{Analysis, Engine, Opponent};
@@ -31,7 +31,7 @@ pub struct Session {
 pub struct View {
     /// Session id.
     pub id: String,
-    /// The game of the morris family: `nine`, `twelve`, `morabaraba` or `lasker`.
+    /// The game of the morris family: `nine`, `twelve`, `morabaraba`, `lasker` or `six`.
     pub variant: &'static str,
     /// The board's points, by name.
     pub points: Vec<&'static str>,
@@ -97,13 +97,9 @@ impl Session {
         let pos = game.position();
         let outcome = game.outcome();
         let moves = game.record().split_whitespace().map(str::to_string).collect();
-        let legal = game
-            .legal_actions()
-            .iter()
-            .filter_map(|a| Move::from_action(a, pos.is_removal_pending()).map(|m| m.to_string()))
-            .collect();
-        let points = |c| pos.pieces(c).iter().map(Point::name).collect();
         let board = game.rules().variant.board();
+        let legal = game.legal_actions().iter().filter_map(|a| game.notation(a)).collect();
+        let points = |c| pos.pieces(c).iter().map(|p: Point| board.names[p.index()]).collect();
         let name = |p: u8| board.names[p as usize];
         View {
             id: format!("{id:x}"),

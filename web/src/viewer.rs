@@ -104,12 +104,14 @@ impl Record {
                 .map_err(|e| format!("move {} of the record ('{text}'): {e}", ply + 1))?;
             games.push(game.clone());
         }
-        let points = |g: &Game, c| g.position().pieces(c).iter().map(morris_env::Point::name).collect();
+        let board = rules.variant.board();
+        let points = |g: &Game, c| g.position().pieces(c).iter().map(|p| board.names[p.index()]).collect();
         let white_points = games.iter().map(|g| points(g, Color::White)).collect();
         let black_points = games.iter().map(|g| points(g, Color::Black)).collect();
+        // A model scores only games of its own variant.
         let white_score = match model {
-            Some(m) => evaluate(&games, m),
-            None => vec![None; games.len()],
+            Some(m) if m.network().config().variant == rules.variant => evaluate(&games, m),
+            _ => vec![None; games.len()],
         };
         Ok(Replay {
             summary: self.summary(index),

@@ -118,7 +118,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     let (_, info) = call(&app, "GET", "/api/info", None).await;
     assert_eq!(
         (info["model_variant"].as_str(), info["variants"].as_array().map(Vec::len)),
-        (Some("nine"), Some(4))
+        (Some("nine"), Some(5))
     );
     let body = json!({"human": "white", "variant": "twelve", "opponent": {"kind": "minimax", "depth": 1}});
     let mut view = new_game(&app, body).await;
@@ -154,7 +154,11 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
             json!({"variant": "twelve", "opponent": {"kind": "model"}}),
             "the model plays the 'nine' variant, not 'twelve'",
         ),
-        (json!({"variant": "six"}), "unknown variant 'six'"),
+        (json!({"variant": "three"}), "unknown variant 'three'"),
+        (
+            json!({"variant": "six", "opponent": {"kind": "model"}}),
+            "the model plays the 'nine' variant, not 'six'",
+        ),
     ] {
         let (status, err) = call(&app, "POST", "/api/sessions", Some(&body.to_string())).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
@@ -175,6 +179,36 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(view["moves"][2], json!(slide));
     assert_eq!(view["in_hand"][0], 9, "{view}");
+
+    // Six men's morris: its own 16 points and 20 lines, its names in the moves, played to the end.
+    let body = json!({"human": "white", "variant": "six", "opponent": {"kind": "minimax", "depth": 1}});
+    let mut view = new_game(&app, body).await;
+    assert_eq!(view["variant"], "six");
+    assert_eq!((view["points"].as_array().unwrap().len(), view["lines"].as_array().unwrap().len()), (16, 20));
+    assert!(view["lines"].as_array().unwrap().contains(&json!(["a5", "c5"])), "{view}");
+    assert!(legal(&view).contains(&"e1".to_string()) && !legal(&view).contains(&"g7".to_string()));
+    let id = view["id"].as_str().unwrap().to_string();
+    let (status, err) =
+        call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(r#"{"move": "g7"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert!(err["error"].as_str().unwrap().contains("g7"), "{err}");
+    let mut k = 0usize;
+    while !view["over"].as_bool().unwrap() {
+        let moves = legal(&view);
+        let mv = &moves[k * 3 % moves.len()];
+        k += 1;
+        let (status, next) =
+            call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": mv}).to_string()))
+                .await;
+        assert_eq!(status, StatusCode::OK, "{next}");
+        view = next;
+        assert!(k < 500, "the game ends");
+    }
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&view["result"].as_str().unwrap()), "{view}");
+    let names: Vec<&str> = view["points"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    for p in view["white"].as_array().unwrap().iter().chain(view["black"].as_array().unwrap()) {
+        assert!(names.contains(&p.as_str().unwrap()), "{p} is one of six's points");
+    }
 
     // Left out, the variant is nine men's morris, and the model plays it.
     let view = new_game(&app, json!({"opponent": {"kind": "model", "simulations": 2}})).await;

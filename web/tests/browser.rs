@@ -190,6 +190,25 @@ async fn play_undo_and_view_games_in_headless_chromium() {
     let status = text(&c, "#status").await;
     assert!(status.contains("in hand 9 / "), "{status}");
 
+    // Six men's morris: its 16 points and 20 lines spread over the same square (e1 in the
+    // corner where nine's g1 is), and a placement gets minimax's answer.
+    click(&c, "#variant option[value=six]").await;
+    click(&c, "#new").await;
+    until("a game of six men's morris", 20, || async {
+        count(&c, "#board line").await == 20 && count(&c, "#moves li").await == 0
+    })
+    .await;
+    assert_eq!(count(&c, "#board circle.point").await, 16);
+    let e1 = c.find(Locator::Css("#board-pt-e1")).await.expect("six's corner e1");
+    let (cx, cy) = (e1.attr("cx").await.unwrap(), e1.attr("cy").await.unwrap());
+    assert_eq!((cx.as_deref(), cy.as_deref()), (Some("650"), Some("650")));
+    click(&c, "#board-pt-c4").await;
+    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
+    assert_eq!(text(&c, "#moves li:nth-child(1)").await, "c4");
+    let status = text(&c, "#status").await;
+    assert!(status.contains("in hand 5 / "), "{status}");
+    std::fs::write(shots.join("six.png"), c.screenshot().await.expect("screenshot")).expect("save six.png");
+
     // The viewer: the checked-in games, stepped through with the evaluation curve.
     click(&c, "#tab-games").await;
     until("the games list", 10, || async { count(&c, "#game-list tr.row").await == 4 }).await;

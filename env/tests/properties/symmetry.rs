@@ -148,6 +148,17 @@ fn six_symmetries_preserve_reference_lines_and_mills() {
             let image: Vec<usize> = m.iter().map(|&p| perm[p] as usize).collect();
             assert!(REF_SIX_MILLS.iter().any(|n| sorted(n) == sorted(&image)), "{s:?} breaks mill {m:?}");
         }
+        // Each has an inverse on the board, which undoes it on every point and action.
+        let inv = s.inverse_on(board);
+        for p in (0..16).filter_map(Point::try_index) {
+            assert_eq!(inv.point_on(board, s.point_on(board, p)), p, "{s:?}");
+        }
+        for a in 0..board.num_actions() as u16 {
+            assert_eq!(inv.action_on(board, s.action_on(board, Action(a))), Action(a), "{s:?}");
+        }
+    }
+    for s in Symmetry::all() {
+        assert_eq!(s.inverse_on(Variant::Nine.board()), s.inverse());
     }
 }
 

@@ -439,8 +439,7 @@ impl Engine {
                     None => None,
                 }
             };
-            let text =
-                best.and_then(|a| job.game.position().move_of(a)).map_or("(none)".into(), |m| m.to_string());
+            let text = best.and_then(|a| job.game.notation(a)).unwrap_or_else(|| "(none)".into());
             done.store(false, Ordering::Release);
             job.out.say(&format!("bestmove {text}"));
         });
@@ -653,11 +652,11 @@ pub fn notation_line(game: &Game, actions: &[Action]) -> String {
     let mut g = game.clone();
     let mut words = Vec::with_capacity(actions.len());
     for &a in actions {
-        let Some(m) = g.position().move_of(a) else { break };
+        let Some(m) = g.notation(a) else { break };
         if g.apply(a).is_err() {
             break;
         }
-        words.push(m.to_string());
+        words.push(m);
     }
     words.join(" ")
 }

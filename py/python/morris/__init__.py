@@ -30,6 +30,7 @@ from morris._morris import (
     NUM_SYMMETRIES,
     OBSERVATION_VERSION,
     RULES_PRESETS,
+    VARIANTS,
     Agent,
     FileFormatError,
     Game,
@@ -46,6 +47,7 @@ from morris._morris import (
     transform_mask,
     transform_observation,
     transform_policy,
+    variant_info,
 )
 from morris.data import read_shards
 from morris.match import MatchResult, play_match
@@ -60,6 +62,7 @@ __all__ = [
     "NUM_SYMMETRIES",
     "OBSERVATION_VERSION",
     "RULES_PRESETS",
+    "VARIANTS",
     "Agent",
     "FileFormatError",
     "Game",
@@ -87,6 +90,7 @@ __all__ = [
     "transform_observation",
     "transform_policy",
     "unpack_masks",
+    "variant_info",
 ]
 
 

@@ -1,4 +1,5 @@
-"""Nine Men's Morris as a single-agent Gymnasium environment against a fixed opponent.
+"""Nine Men's Morris (or any game of the morris family, ``rules="six"``, ...) as a single-agent
+Gymnasium environment against a fixed opponent.
 
 ``env = morris.gymnasium.MorrisEnv(opponent="minimax:depth=3")`` or
 ``gymnasium.make("morris/NineMensMorris-v0", opponent="random")`` after ``import morris.gymnasium``.
@@ -6,7 +7,9 @@
 The agent plays one colour (``agent_color``: ``"white"``, ``"black"`` or ``"random"`` per
 episode); every opponent move is played inside ``reset`` and ``step``, by any agent spec
 ``morris.Agent`` takes. Observations are dicts with ``"observation"`` (float32 ``[15, 24]``,
-the agent's point of view) and ``"action_mask"`` (int8 ``[600]``). The reward is +1/−1/0 at
+the agent's point of view) and ``"action_mask"`` (int8 ``[600]``) on the 24-point boards, and
+``[15, points]`` / ``[num_actions]`` of ``morris.variant_info(rules)`` on others (``[15, 16]`` /
+``[272]`` for six men's morris). The reward is +1/−1/0 at
 the end of the game. An illegal action ends the episode as a loss (reward −1,
 ``info["illegal_action"] = True`` with the reason), so that unmasked random actions, as
 Gymnasium's checker sends, are well defined.
@@ -61,14 +64,15 @@ class MorrisEnv(gymnasium.Env):
         self.rules = rules
         self.opening_plies = opening_plies
         self.render_mode = render_mode
-        self.observation_space = _observation_space()
-        self.action_space = spaces.Discrete(600)
         self.game = _morris.Game(rules)
+        self.num_actions = self.game.variant_info["num_actions"]
+        self.observation_space = _observation_space(self.game.variant_info)
+        self.action_space = spaces.Discrete(self.num_actions)
         self.player = 0
         self._done = True  # until the first reset
 
     def _obs(self) -> dict:
-        mask = np.zeros(600, dtype=np.int8)
+        mask = np.zeros(self.num_actions, dtype=np.int8)
         if not self.game.is_terminal:
             mask[self.game.legal_actions()] = 1
         return {"observation": self.game.observation(), "action_mask": mask}
@@ -123,11 +127,12 @@ class MorrisEnv(gymnasium.Env):
         return str(self.game)
 
 
-def _observation_space() -> spaces.Dict:
+def _observation_space(info: dict) -> spaces.Dict:
+    """The observation space of a board (``morris.variant_info``)."""
     return spaces.Dict(
         {
-            "observation": spaces.Box(0.0, 1.0, shape=(15, 24), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, shape=(600,), dtype=np.int8),
+            "observation": spaces.Box(0.0, 1.0, shape=tuple(info["observation_shape"]), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(info["num_actions"],), dtype=np.int8),
         }
     )
 
@@ -142,7 +147,8 @@ class MorrisVectorEnv(gymnasium.vector.VectorEnv):
     inside ``reset`` and ``step`` (in Rust: a random opponent draws with ``VecEnv.sample_legal``,
     others answer through ``VecEnv.agent_actions`` with each game's whole history). Spaces are
     the single env's, batched by ``gymnasium.vector.utils.batch_space``: observations a dict of
-    float32 ``[N, 15, 24]`` and int8 ``[N, 600]`` masks, actions ``MultiDiscrete([600] * N)``;
+    float32 ``[N, 15, 24]`` and int8 ``[N, 600]`` masks, actions ``MultiDiscrete([600] * N)``
+    on the 24-point boards (the board's sizes on others, ``morris.variant_info``);
     rewards float32 ``[N]`` (±1 or 0 when a game ends), ``info["player"]`` the agent's colour
     per env (0 White, 1 Black).
 
@@ -188,8 +194,9 @@ class MorrisVectorEnv(gymnasium.vector.VectorEnv):
             illegal_action="lose",
             autoreset_mode="next_step",
         )
-        self.single_observation_space = _observation_space()
-        self.single_action_space = spaces.Discrete(600)
+        info = self._env.variant_info
+        self.single_observation_space = _observation_space(info)
+        self.single_action_space = spaces.Discrete(info["num_actions"])
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.players = np.zeros(self.num_envs, dtype=np.uint8)

@@ -1,9 +1,12 @@
-"""Nine Men's Morris as a PettingZoo AEC environment, in the style of ``pettingzoo.classic``.
+"""Nine Men's Morris (or any game of the morris family, ``rules="six"``, ...) as a PettingZoo AEC
+environment, in the style of ``pettingzoo.classic``.
 
 ``env = morris.pettingzoo.env(render_mode="ansi")``; agents ``player_0`` (White) and
 ``player_1`` (Black). Observations are dicts with ``"observation"`` (float32 ``[15, 24]``, from
 the observing agent's point of view) and ``"action_mask"`` (int8 ``[600]``, all zero for the
-agent not to move). After a mill the same agent moves again, to remove a piece.
+agent not to move) on the 24-point boards; ``[15, points]`` and ``[num_actions]`` of
+``morris.variant_info(rules)`` on others (``[15, 16]`` and ``[272]`` for six men's morris).
+After a mill the same agent moves again, to remove a piece.
 
 The rewards are +1/−1 (0 for a draw) on the step that ends the game; a game cut off by the turn
 cap is truncated, every other end terminated. An illegal action raises
@@ -67,14 +70,16 @@ class raw_env(AECEnv, EzPickle):
         self.game = _morris.Game(rules)
         self.possible_agents = ["player_0", "player_1"]
         self.agents = self.possible_agents[:]
+        info = self.game.variant_info
+        self._num_actions = info["num_actions"]
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 1.0, shape=(15, 24), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, shape=(600,), dtype=np.int8),
+                "observation": spaces.Box(0.0, 1.0, shape=tuple(info["observation_shape"]), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(self._num_actions,), dtype=np.int8),
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(600) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self._num_actions) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._reset_state()
 
@@ -106,7 +111,7 @@ class raw_env(AECEnv, EzPickle):
         obs = self.game.observation()
         if self.possible_agents.index(agent) != self.game.current_player:
             obs = obs[_SWAP]
-        mask = np.zeros(600, dtype=np.int8)
+        mask = np.zeros(self._num_actions, dtype=np.int8)
         if agent == self.agent_selection and not self.game.is_terminal:
             mask[self.game.legal_actions()] = 1
         return {"observation": obs, "action_mask": mask}

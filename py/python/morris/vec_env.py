@@ -32,20 +32,24 @@ class VecEnv:
     * ``illegal_action``: ``"raise"`` (check every action first and raise
       ``IllegalActionError``, stepping nothing), ``"flag"`` (that env keeps its game; the step's
       ``info["illegal_action"]`` marks it) or ``"lose"`` (the player who played it loses).
-    * ``masks``: ``"dense"`` (``info["action_mask"]``, bool ``[N, 600]``, kept up to date in
+    * ``masks``: ``"dense"`` (``info["action_mask"]``, bool ``[N, A]``, kept up to date in
       Rust by storing only the entries that change) or ``"packed"`` (no dense masks at all, the
       fastest step: ``info["packed_action_mask"]`` only).
 
     ``reset()`` returns ``(observations, info)`` and ``step(actions)`` returns ``(observations,
     rewards, terminated, truncated, info)`` with
 
-    * ``observations``: float32 ``[N, 15, 24]``, each from its player-to-move's point of view;
+    * ``observations``: float32 ``[N, 15, P]``, each from its player-to-move's point of view;
     * ``rewards``: float32 ``[N, 2]``, ``[white, black]`` (±1 or 0 on the step that ends a game,
       0 otherwise) — a two-player game has one reward per player, not one per env;
     * ``terminated`` / ``truncated``: bool ``[N]`` (truncated: cut off by the turn cap);
-    * ``info["action_mask"]``: bool ``[N, 600]`` (``masks="dense"``);
+    * ``info["action_mask"]``: bool ``[N, A]`` (``masks="dense"``);
       ``info["packed_action_mask"]``: uint64 ``[N, 10]``, action ``a`` in bit ``a % 64`` of word
       ``a // 64`` (``unpack_masks`` expands it); ``info["current_player"]``: uint8 ``[N]``.
+
+    ``P`` and ``A`` are the board's points and actions: 24 and 600 on the 24-point boards
+    (nine and twelve men's morris, morabaraba, Lasker morris), 16 and 272 on six men's morris's
+    (``variant_info``, ``morris.variant_info(rules)``).
 
     Fast paths: ``step(None)`` plays a uniformly random legal action in every env, drawn in Rust
     inside the step; ``sample_legal()`` draws the same actions without stepping (to mix with a
@@ -80,7 +84,7 @@ class VecEnv:
         )
         self.observations: np.ndarray = self._env.observations
         self.final_observations: np.ndarray = self._env.final_observations
-        #: bool ``[N, 600]`` (None with ``masks="packed"``).
+        #: bool ``[N, A]`` (None with ``masks="packed"``).
         self.masks: Optional[np.ndarray] = self._env.masks if masks == "dense" else None
         #: uint64 ``[N, 10]``, the masks bit-packed (``unpack_masks`` expands them).
         self.packed_masks: np.ndarray = self._env.packed_masks
@@ -99,6 +103,17 @@ class VecEnv:
     def rules(self) -> dict:
         """The rules of every game, as a dict of rule options."""
         return self._env.rules
+
+    @property
+    def variant_info(self) -> dict:
+        """The sizes of the games' board (``morris.variant_info`` of the rules): ``num_actions``
+        (A), ``observation_shape`` (``(15, P)``), ``point_names``, ..."""
+        return self._env.variant_info
+
+    @property
+    def num_actions(self) -> int:
+        """Actions A of the games' board (600 on the 24-point boards, 272 on six men's morris's)."""
+        return self._env.variant_info["num_actions"]
 
     @property
     def autoreset_mode(self) -> str:
@@ -251,20 +266,23 @@ def _seed(seed: Any) -> int:
     return int(seed)
 
 
-def unpack_masks(packed: np.ndarray) -> np.ndarray:
-    """Packed masks (uint64 ``[..., 10]``, as ``VecEnv.packed_masks``) as bool ``[..., 600]``.
+def unpack_masks(packed: np.ndarray, num_actions: int = 600) -> np.ndarray:
+    """Packed masks (uint64 ``[..., 10]``, as ``VecEnv.packed_masks``) as bool
+    ``[..., num_actions]`` (600 on the 24-point boards; ``VecEnv.num_actions`` on any board).
 
     Action ``a`` is bit ``a % 64`` of word ``a // 64``; the same in plain NumPy::
 
         np.unpackbits(packed.astype("<u8").view(np.uint8), axis=-1, count=600, bitorder="little").view(bool)
     """
+    if isinstance(num_actions, bool) or not 0 < num_actions <= 64 * _MASK_WORDS:
+        raise ValueError(f"num_actions must be in 1..{64 * _MASK_WORDS}, got {num_actions!r}")
     p = np.asarray(packed)
     if p.dtype != np.uint64:
         raise TypeError(f"packed masks must be uint64, got dtype {p.dtype}")
     if p.shape[-1:] != (_MASK_WORDS,):
         raise ValueError(f"packed masks must have shape [..., {_MASK_WORDS}], got {p.shape}")
     little = np.ascontiguousarray(p, dtype="<u8").view(np.uint8)
-    return np.unpackbits(little, axis=-1, count=600, bitorder="little").view(np.bool_)
+    return np.unpackbits(little, axis=-1, count=num_actions, bitorder="little").view(np.bool_)
 
 
 def sample_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

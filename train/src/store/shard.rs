@@ -221,7 +221,7 @@ pub fn decode_shard(bytes: &[u8], source: &Path) -> Result<Shard> {
     } else {
         Variant::Nine
     };
-    let rules = Rules { variant, ..Rules::standard() };
+    let rules = Rules::of(variant);
     let board = variant.board();
     // Sized by what the bytes can hold (a record is at least 19 bytes), not by the count they
     // claim: a damaged count in a small shard must not reserve memory it cannot fill (the
