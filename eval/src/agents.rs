@@ -1,17 +1,18 @@
 //! Agent specs: strings such as `random` or `minimax:depth=4` that name a player and build it.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use burn::prelude::Device;
 use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, TablebaseError};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules, Variant};
+use morris_train::TrainError;
 use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
-use morris_train::store::load_model;
+use morris_train::store::{load_model, load_model_for};
 use thiserror::Error;
 
 use crate::duration::parse_duration;
@@ -37,6 +38,33 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
+    /// Opens the exported model in `dir` on the CPU backend: its manifest verified, its config
+    /// read and, when `variant` is given, checked to play that variant before the weights are
+    /// read. The one way the agent specs, the UCI engine, `eval play`, the web board and
+    /// Python open a model.
+    ///
+    /// # Errors
+    /// A missing, corrupt or unverifiable directory, as [`load_model`] reports it;
+    /// [`TrainError::Variant`] naming the directory if its network plays another variant.
+    pub fn open(dir: &Path, variant: Option<Variant>) -> Result<LoadedModel, TrainError> {
+        let device = Device::flex();
+        let (net, _) = match variant {
+            Some(variant) => load_model_for(dir, &device, variant)?,
+            None => load_model(dir, &device)?,
+        };
+        Ok(LoadedModel::from_network(dir, net, device))
+    }
+
+    /// The variant of the morris family its network plays.
+    pub fn variant(&self) -> Variant {
+        self.model.config().variant
+    }
+
+    /// The network (unshared if this is its only holder, else a copy) and its device.
+    pub fn into_parts(self) -> (PolicyValueNet, Device) {
+        (Arc::try_unwrap(self.model).unwrap_or_else(|shared| (*shared).clone()), self.device)
+    }
+
     /// A network already in memory (the learner's, say), named `label` in specs and records.
     pub fn from_network(label: impl Into<PathBuf>, model: PolicyValueNet, device: Device) -> LoadedModel {
         LoadedModel { dir: label.into(), model: Arc::new(model), device }
@@ -258,14 +286,14 @@ impl AgentSpec {
                 };
                 let dir =
                     model.ok_or_else(|| err("az needs model=DIR (an exported model directory)".into()))?;
-                let device = Device::flex();
-                let (net, _config) = load_model(&dir, &device).map_err(|e| SpecError {
+                // Any variant's model: `check_rules` refuses a game of another.
+                let model = LoadedModel::open(&dir, None).map_err(|e| SpecError {
                     spec: spec.to_string(),
                     reason: e.to_string(),
                     syntax: false,
                 })?;
                 let search = MctsConfig { num_simulations: sims, tablebase, ..MctsConfig::default() };
-                Ok(AgentSpec::Az { model: LoadedModel::from_network(dir, net, device), search, budget })
+                Ok(AgentSpec::Az { model, search, budget })
             }
             "perfect" => {
                 let args = args.ok_or_else(|| err("perfect needs tb=DIR".into()))?;
@@ -429,6 +457,17 @@ mod tests {
             let s = AgentSpec::parse(other).unwrap();
             assert!(s.check_rules(&Rules::twelve()).is_ok() && s.check_rules(&Rules::standard()).is_ok());
         }
+        // The one loader: any variant without one asked for, the asked variant's only with one.
+        let model = LoadedModel::open(dir.path(), None).unwrap();
+        assert_eq!(model.variant(), Variant::Twelve);
+        assert!(LoadedModel::open(dir.path(), Some(Variant::Twelve)).is_ok());
+        let e = LoadedModel::open(dir.path(), Some(Variant::Six)).unwrap_err();
+        assert!(
+            matches!(&e, TrainError::Variant { found: Variant::Twelve, expected: Variant::Six, path, .. } if path == dir.path()),
+            "{e}"
+        );
+        let (net, _) = model.into_parts();
+        assert_eq!(net.config().variant, Variant::Twelve);
     }
 
     #[test]

@@ -6,12 +6,12 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use burn::prelude::Device;
+use crate::agents::LoadedModel;
 use morris_env::{Action, Color, Game, Rules};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Mcts, MctsConfig, Tree};
 use morris_train::net_evaluator::NetEvaluator;
-use morris_train::store::{ModelCard, load_model};
+use morris_train::store::ModelCard;
 
 use crate::error::{EvalError, Result};
 
@@ -97,12 +97,12 @@ pub fn play<R: BufRead, W: Write>(
     input: R,
     mut out: W,
 ) -> Result<Ending> {
-    let device = Device::flex();
     let card = ModelCard::read(model_dir).ok();
     let preset = card.as_ref().and_then(|c| Rules::preset(&c.rules)).unwrap_or_else(Rules::standard);
     // The game is of the network's variant, under the draw rules it was trained with.
-    let (model, net) = load_model(model_dir, &device)?;
-    let rules = preset.for_variant(net.variant);
+    let loaded = LoadedModel::open(model_dir, None)?;
+    let rules = preset.for_variant(loaded.variant());
+    let (model, device) = loaded.into_parts();
     let about = match &card {
         Some(c) => format!(
             "step {}{}",

@@ -7,12 +7,13 @@ use std::sync::Mutex;
 use burn::prelude::*;
 use burn::tensor::Transaction;
 use morris_env::{NUM_ACTIONS, NUM_PLANES, NUM_POINTS, OBS_LEN};
+use morris_eval::agents::LoadedModel;
 use morris_train::model::PolicyValueNet;
 use morris_train::replay::{Augment, TrainBatch};
+use morris_train::store::read_net_config;
 use morris_train::store::{
     MODEL_CARD_FILE, MODEL_FILE, ModelCard, Verification, read_shard, verify_manifest,
 };
-use morris_train::{load_model, store::read_net_config};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -149,7 +150,7 @@ impl PyNetwork {
         existing(&dir, "model directory")?;
         py.detach(|| {
             let verified = matches!(verify_manifest(&dir).map_err(train_error)?, Verification::Verified);
-            let (model, _) = load_model(&dir, &Device::flex()).map_err(train_error)?;
+            let (model, _) = LoadedModel::open(&dir, None).map_err(train_error)?.into_parts();
             Ok(PyNetwork { model: Mutex::new(Box::new(model)), verified })
         })
     }

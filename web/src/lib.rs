@@ -16,7 +16,6 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
 use axum::routing::{get, post};
-use burn::prelude::Device;
 use morris_env::Rules;
 use morris_eval::EvalError;
 use morris_eval::agents::LoadedModel;
@@ -123,11 +122,10 @@ impl App {
     pub fn load(config: &ServeConfig) -> Result<App, WebError> {
         let model = match &config.model {
             Some(dir) => {
-                let device = Device::flex();
                 // Any variant's model: each game checks that it plays the game's variant.
-                let (net, _) = morris_train::load_model(dir, &device)
+                let model = LoadedModel::open(dir, None)
                     .map_err(|e| WebError::Model { path: dir.clone(), reason: e.to_string() })?;
-                Some(LoadedModel::from_network(dir.clone(), net, device))
+                Some(model)
             }
             None => None,
         };

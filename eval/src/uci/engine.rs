@@ -9,14 +9,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use burn::prelude::Device;
+use crate::agents::LoadedModel;
 use morris_env::minimax::{EvalWeights, forced_result_plies};
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Color, Game, Minimax, MinimaxConfig, Rules};
 use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Limits, MctsConfig};
-use morris_train::store::load_model_for;
 
 use super::protocol::{Command, GoLimits, centipawns, parse, wdl_per_mille};
 
@@ -223,9 +222,9 @@ impl Searcher {
                 Ok(Searcher::Minimax(Box::new(Minimax::new(config))))
             }
             EngineKind::Az => {
-                let device = Device::flex();
-                let (model, _) = load_model_for(&options.model, &device, options.rules().variant)
-                    .map_err(|e| e.to_string())?;
+                let (model, device) = LoadedModel::open(&options.model, Some(options.rules().variant))
+                    .map_err(|e| e.to_string())?
+                    .into_parts();
                 let search =
                     MctsConfig { num_simulations: options.simulations, tablebase, ..MctsConfig::default() };
                 let budget = PlayBudget { time: None, threads: options.threads, batch: options.batch };
