@@ -9,7 +9,7 @@ use morris_env::minimax::{ARENA_TT_BITS, EvalWeights};
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, TablebaseError};
 use morris_env::{Agent, Minimax, MinimaxConfig, RandomAgent, Rules, Variant};
 use morris_train::TrainError;
-use morris_train::agents::{PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
+use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model, rollout_mcts};
 use morris_train::mcts::MctsConfig;
 use morris_train::model::PolicyValueNet;
 use morris_train::store::{load_model, load_model_for};
@@ -84,6 +84,32 @@ impl LoadedModel {
 impl fmt::Debug for LoadedModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "LoadedModel({})", self.dir.display())
+    }
+}
+
+/// An agent built from a spec ([`AgentSpec::searcher`]) with its kind kept, for the surfaces
+/// that read more than its move (the UCI engine's `info` lines: the network's tree, minimax's
+/// iterations, the tables' values).
+pub enum Searcher {
+    /// A network guiding the search.
+    Az(Box<AzAgent>),
+    /// The alpha-beta baseline.
+    Minimax(Box<Minimax>),
+    /// The perfect player and the tables it reads.
+    Perfect(Box<PerfectPlayer>, SharedTablebase),
+    /// Any other agent (random, rollout MCTS, an external UCI engine).
+    Other(Box<dyn Agent>),
+}
+
+impl Searcher {
+    /// The agent, as a player and nothing more.
+    pub fn into_agent(self) -> Box<dyn Agent> {
+        match self {
+            Searcher::Az(a) => a,
+            Searcher::Minimax(a) => a,
+            Searcher::Perfect(a, _) => a,
+            Searcher::Other(a) => a,
+        }
     }
 }
 
@@ -363,11 +389,22 @@ impl AgentSpec {
     /// # Errors
     /// [`SpecError`] if the agent's search threads cannot be started.
     pub fn build(&self, seed: u64) -> Result<Box<dyn Agent>, SpecError> {
+        self.searcher(seed).map(Searcher::into_agent)
+    }
+
+    /// A new agent with the given seed, its kind kept ([`Searcher`]): what [`AgentSpec::build`]
+    /// builds, for a surface that reads more of it than its move.
+    ///
+    /// # Errors
+    /// [`SpecError`] if the agent's search threads cannot be started.
+    pub fn searcher(&self, seed: u64) -> Result<Searcher, SpecError> {
         Ok(match self {
-            AgentSpec::Random => Box::new(RandomAgent::new(seed)),
-            AgentSpec::Minimax(c) => Box::new(Minimax::new(MinimaxConfig { seed, ..c.clone() })),
-            AgentSpec::Mcts { sims } => Box::new(rollout_mcts(*sims, seed)),
-            AgentSpec::Az { model, search, budget } => Box::new(
+            AgentSpec::Random => Searcher::Other(Box::new(RandomAgent::new(seed))),
+            AgentSpec::Minimax(c) => {
+                Searcher::Minimax(Box::new(Minimax::new(MinimaxConfig { seed, ..c.clone() })))
+            }
+            AgentSpec::Mcts { sims } => Searcher::Other(Box::new(rollout_mcts(*sims, seed))),
+            AgentSpec::Az { model, search, budget } => Searcher::Az(Box::new(
                 az_agent_from_model(
                     (*model.model).clone(),
                     model.device.clone(),
@@ -381,11 +418,12 @@ impl AgentSpec {
                     reason: e.to_string(),
                     syntax: false,
                 })?,
+            )),
+            AgentSpec::Uci(spec) => Searcher::Other(Box::new(spec.agent(seed))),
+            AgentSpec::Perfect { tablebase, pick } => Searcher::Perfect(
+                Box::new(PerfectPlayer::new(tablebase.clone(), *pick, seed)),
+                tablebase.clone(),
             ),
-            AgentSpec::Uci(spec) => Box::new(spec.agent(seed)),
-            AgentSpec::Perfect { tablebase, pick } => {
-                Box::new(PerfectPlayer::new(tablebase.clone(), *pick, seed))
-            }
         })
     }
 
@@ -468,6 +506,13 @@ mod tests {
         );
         let (net, _) = model.into_parts();
         assert_eq!(net.config().variant, Variant::Twelve);
+        // A spec builds its agent with its kind kept, or as a plain player.
+        assert!(matches!(az.searcher(1), Ok(Searcher::Az(_))));
+        assert!(matches!(AgentSpec::parse("minimax:depth=2").unwrap().searcher(1), Ok(Searcher::Minimax(_))));
+        assert!(matches!(AgentSpec::parse("random").unwrap().searcher(1), Ok(Searcher::Other(_))));
+        let game = morris_env::Game::new(Rules::twelve());
+        let mut agent = az.searcher(1).unwrap().into_agent();
+        assert!(game.legal_actions().has(agent.choose(&game).unwrap()));
     }
 
     #[test]

@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::agents::LoadedModel;
+use crate::agents::{AgentSpec, LoadedModel, Searcher};
 use morris_env::minimax::{EvalWeights, forced_result_plies};
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Color, Game, Minimax, MinimaxConfig, Rules};
-use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
+use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use morris_train::mcts::{Limits, MctsConfig};
 
@@ -187,15 +187,11 @@ impl EngineOptions {
     }
 }
 
-/// A built player, moved into the search thread for a `go` and back afterwards.
-enum Searcher {
-    Az(Box<AzAgent>),
-    Minimax(Box<Minimax>),
-    Perfect(Box<PerfectPlayer>, SharedTablebase),
-}
-
-impl Searcher {
-    fn build(options: &EngineOptions) -> Result<Searcher, String> {
+impl EngineOptions {
+    /// The agent the options describe, as a spec (the one way a surface gets an agent), its
+    /// model opened for the game's variant and its tables checked against the game's rules.
+    fn spec(&self) -> Result<AgentSpec, String> {
+        let options = self;
         let tablebase = match &options.tablebase {
             Some(dir) => {
                 let tb = SharedTablebase::open(dir).map_err(|e| format!("option Tablebase: {e}"))?;
@@ -207,7 +203,7 @@ impl Searcher {
         match options.kind {
             EngineKind::Perfect => {
                 let tb = tablebase.ok_or("Engine perfect needs the Tablebase option (a table directory)")?;
-                Ok(Searcher::Perfect(Box::new(PerfectPlayer::new(tb.clone(), Pick::Best, options.seed)), tb))
+                Ok(AgentSpec::Perfect { tablebase: tb, pick: Pick::Best })
             }
             EngineKind::Minimax => {
                 let config = MinimaxConfig {
@@ -219,21 +215,22 @@ impl Searcher {
                     weights: EvalWeights::default(),
                     tablebase,
                 };
-                Ok(Searcher::Minimax(Box::new(Minimax::new(config))))
+                Ok(AgentSpec::Minimax(config))
             }
             EngineKind::Az => {
-                let (model, device) = LoadedModel::open(&options.model, Some(options.rules().variant))
-                    .map_err(|e| e.to_string())?
-                    .into_parts();
+                let model = LoadedModel::open(&options.model, Some(options.rules().variant))
+                    .map_err(|e| e.to_string())?;
                 let search =
                     MctsConfig { num_simulations: options.simulations, tablebase, ..MctsConfig::default() };
                 let budget = PlayBudget { time: None, threads: options.threads, batch: options.batch };
-                let name = format!("az:model={}", options.model.display());
-                let agent = az_agent_from_model(model, device, name, search, budget, options.seed)
-                    .map_err(|e| e.to_string())?;
-                Ok(Searcher::Az(Box::new(agent)))
+                Ok(AgentSpec::Az { model, search, budget })
             }
         }
+    }
+
+    /// The options' agent, built with their seed.
+    fn searcher(&self) -> Result<Searcher, String> {
+        self.spec()?.searcher(self.seed).map_err(|e| e.to_string())
     }
 }
 
@@ -396,7 +393,7 @@ impl Engine {
         if slot.is_some() {
             return true;
         }
-        match Searcher::build(&self.options) {
+        match self.options.searcher() {
             Ok(s) => {
                 *slot = Some(s);
                 true
@@ -495,6 +492,8 @@ impl Job {
             Searcher::Az(agent) => self.run_az(agent, start, budget.map(|b| start + b)),
             Searcher::Minimax(mm) => self.run_minimax(mm, start, budget),
             Searcher::Perfect(player, tb) => self.run_perfect(player, tb, start),
+            // The options build none of the others.
+            Searcher::Other(agent) => agent.choose(&self.game),
         };
         if self.limits.infinite {
             // UCI: after `go infinite` the best move is sent only once `stop` arrives.
