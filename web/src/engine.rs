@@ -4,13 +4,12 @@
 
 use std::time::{Duration, Instant};
 
-use burn::prelude::Device;
 use morris_env::minimax::forced_result_plies;
 use morris_env::tablebase::{PerfectPlayer, Pick, SharedTablebase, Wdl};
 use morris_env::{Action, Agent, Game, Minimax, MinimaxConfig, Rules, Variant};
-use morris_eval::agents::LoadedModel;
+use morris_eval::agents::{AgentSpec, LoadedModel, Searcher};
 use morris_eval::uci::{notation_line, root_draw, wdl_per_mille};
-use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS, az_agent_from_model};
+use morris_train::agents::{AzAgent, PlayBudget, TIME_ONLY_SIMULATIONS};
 use morris_train::mcts::{Limits, MctsConfig};
 use serde::{Deserialize, Serialize};
 
@@ -149,20 +148,20 @@ pub enum Engine {
     Perfect(Box<PerfectPlayer>, SharedTablebase),
 }
 
-impl Engine {
-    /// Builds `opponent` (the network from `model`, which must be there for a model opponent;
-    /// the server's `tables` for perfect play).
-    pub fn build(
-        opponent: &Opponent,
+impl Opponent {
+    /// The opponent as an agent spec (the one way a surface gets an agent): the network of
+    /// `model` (which must be there for a model opponent) with one thread and leaves batched by
+    /// 8, minimax, or perfect play from the server's `tables`.
+    pub fn spec(
+        &self,
         model: Option<&LoadedModel>,
         tables: Option<&SharedTablebase>,
-        seed: u64,
-    ) -> Result<Engine, String> {
-        match opponent {
+    ) -> Result<AgentSpec, String> {
+        match self {
             Opponent::Perfect {} => {
                 let tb =
                     tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
-                Ok(Engine::Perfect(Box::new(PerfectPlayer::new(tb.clone(), Pick::Best, seed)), tb.clone()))
+                Ok(AgentSpec::Perfect { tablebase: tb.clone(), pick: Pick::Best })
             }
             Opponent::Model { simulations, time_ms } => {
                 let model = model.ok_or("this server has no model: choose the minimax opponent")?;
@@ -173,29 +172,33 @@ impl Engine {
                 };
                 let search = MctsConfig { num_simulations: sims, ..MctsConfig::default() };
                 let budget = PlayBudget { time: time_ms.map(Duration::from_millis), threads: 1, batch: 8 };
-                let agent = az_agent_from_model(
-                    model.network().clone(),
-                    Device::flex(),
-                    format!("az:model={}", model.dir.display()),
-                    search,
-                    budget,
-                    seed,
-                )
-                .map_err(|e| e.to_string())?;
-                Ok(Engine::Model(Box::new(agent), opponent.clone()))
+                Ok(AgentSpec::Az { model: model.clone(), search, budget })
             }
-            Opponent::Minimax { depth, time_ms } => {
-                let mut config = match time_ms {
-                    Some(t) => MinimaxConfig {
-                        depth: None,
-                        time: Some(Duration::from_millis(*t)),
-                        ..MinimaxConfig::depth(1)
-                    },
-                    None => MinimaxConfig::depth(depth.unwrap_or(4)),
-                };
-                config.seed = seed;
-                Ok(Engine::Minimax(Box::new(Minimax::new(config)), opponent.clone()))
-            }
+            Opponent::Minimax { depth, time_ms } => Ok(AgentSpec::Minimax(match time_ms {
+                Some(t) => MinimaxConfig {
+                    depth: None,
+                    time: Some(Duration::from_millis(*t)),
+                    ..MinimaxConfig::depth(1)
+                },
+                None => MinimaxConfig::depth(depth.unwrap_or(4)),
+            })),
+        }
+    }
+}
+
+impl Engine {
+    /// Builds `opponent` from its spec ([`Opponent::spec`]) with `seed`.
+    pub fn build(
+        opponent: &Opponent,
+        model: Option<&LoadedModel>,
+        tables: Option<&SharedTablebase>,
+        seed: u64,
+    ) -> Result<Engine, String> {
+        match opponent.spec(model, tables)?.searcher(seed).map_err(|e| e.to_string())? {
+            Searcher::Az(agent) => Ok(Engine::Model(agent, opponent.clone())),
+            Searcher::Minimax(mm) => Ok(Engine::Minimax(mm, opponent.clone())),
+            Searcher::Perfect(player, tb) => Ok(Engine::Perfect(player, tb)),
+            Searcher::Other(agent) => Err(format!("the web board cannot analyse {}", agent.name())),
         }
     }
 
