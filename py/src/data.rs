@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use burn::prelude::*;
 use burn::tensor::Transaction;
-use morris_env::{NUM_ACTIONS, NUM_PLANES, NUM_POINTS, OBS_LEN};
+use morris_env::NUM_PLANES;
 use morris_eval::agents::LoadedModel;
 use morris_train::model::PolicyValueNet;
 use morris_train::replay::{Augment, TrainBatch};
@@ -61,6 +61,14 @@ fn read_shards<'py>(
         let mut games = 0u64;
         for p in &paths {
             let shard = read_shard(p).map_err(train_error)?;
+            if shard.variant != rules.variant {
+                return Err(PyValueError::new_err(format!(
+                    "{} holds games of the '{}' variant, not '{}'",
+                    p.display(),
+                    shard.variant,
+                    rules.variant
+                )));
+            }
             games += shard.games as u64;
             samples.extend(shard.samples);
         }
@@ -161,28 +169,32 @@ impl PyNetwork {
         self.verified
     }
 
-    /// Raw outputs for observations float32 `[B, 15, 24]`: policy logits `[B, 600]` (mask the
-    /// illegal actions before a softmax) and win/draw/loss logits `[B, 3]` for the player to move.
+    /// Raw outputs for observations float32 `[B, 15, P]`: policy logits `[B, A]` (mask the
+    /// illegal actions before a softmax) and win/draw/loss logits `[B, 3]` for the player to move,
+    /// P and A the points and actions of the network's board (24 and 600 on the 24-point boards,
+    /// 16 and 272 on six men's morris's).
     fn evaluate<'py>(
         &self,
         py: Python<'py>,
         observations: PyReadonlyArray3<'py, f32>,
     ) -> PyResult<Outputs<'py>> {
         let shape = observations.shape().to_vec();
-        if shape[1..] != [NUM_PLANES, NUM_POINTS] || shape[0] == 0 {
-            return Err(PyValueError::new_err(format!(
-                "observations must have shape [B, 15, 24] with B >= 1, got {shape:?}"
-            )));
-        }
-        let b = shape[0];
-        let flat: Vec<f32> = observations.as_array().iter().copied().collect();
         let model = self
             .model
             .lock()
             .map_err(|_| PyRuntimeError::new_err("the network failed in an earlier call"))?;
+        let (points, actions) = (model.config().num_points(), model.config().num_actions());
+        if shape[1..] != [NUM_PLANES, points] || shape[0] == 0 {
+            return Err(PyValueError::new_err(format!(
+                "observations must have shape [B, {NUM_PLANES}, {points}] with B >= 1 (the network plays {}), got {shape:?}",
+                model.config().variant
+            )));
+        }
+        let b = shape[0];
+        let flat: Vec<f32> = observations.as_array().iter().copied().collect();
         let (logits, wdl) = py.detach(|| {
             let device = Device::flex();
-            let obs = Tensor::<2>::from_data(TensorData::new(flat, [b, OBS_LEN]), &device);
+            let obs = Tensor::<2>::from_data(TensorData::new(flat, [b, NUM_PLANES * points]), &device);
             let (logits, wdl) = model.forward(obs);
             let mut data = Transaction::default().register(logits).register(wdl).execute().into_iter();
             match (data.next(), data.next()) {
@@ -193,7 +205,7 @@ impl PyNetwork {
                 _ => Err(PyRuntimeError::new_err("the network returned fewer outputs than expected")),
             }
         })?;
-        let logits = PyArray1::from_vec(py, logits).reshape([b, NUM_ACTIONS])?;
+        let logits = PyArray1::from_vec(py, logits).reshape([b, actions])?;
         let wdl = PyArray1::from_vec(py, wdl).reshape([b, 3])?;
         Ok((logits, wdl))
     }

@@ -88,7 +88,16 @@ pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
     let Ok(dict) = value.cast::<PyDict>() else {
         return Err(PyTypeError::new_err("rules must be None, a preset name or a dict of rule options"));
     };
+    // The variant first, whatever the dict's order: its own flying ([`Rules::for_variant`]) is
+    // the default the other keys override.
     let mut rules = Rules::standard();
+    if let Some(v) = dict.get_item("variant")? {
+        let name: String = v
+            .extract()
+            .map_err(|_| PyTypeError::new_err("rule option 'variant' takes a variant name, e.g. 'nine'"))?;
+        let variant = name.parse().map_err(|e: UnknownVariant| PyValueError::new_err(e.to_string()))?;
+        rules = rules.for_variant(variant);
+    }
     for (key, v) in dict.iter() {
         let key: String = key.extract().map_err(|_| PyTypeError::new_err("rule option names are strings"))?;
         let optional_count = |v: &Bound<'_, PyAny>| -> PyResult<Option<u32>> {
@@ -108,13 +117,7 @@ pub(crate) fn rules_from(value: Option<&Bound<'_, PyAny>>) -> PyResult<Rules> {
                 .map_err(|_| PyTypeError::new_err(format!("rule option '{key}' takes True or False")))
         };
         match key.as_str() {
-            "variant" => {
-                let name: String = v.extract().map_err(|_| {
-                    PyTypeError::new_err("rule option 'variant' takes a variant name, e.g. 'nine'")
-                })?;
-                rules.variant =
-                    name.parse().map_err(|e: UnknownVariant| PyValueError::new_err(e.to_string()))?;
-            }
+            "variant" => {}
             "flying" => rules.flying = flag(&v)?,
             "threefold_repetition" => rules.threefold_repetition = flag(&v)?,
             "n_move_rule" => rules.n_move_rule = optional_count(&v)?,

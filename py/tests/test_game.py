@@ -283,3 +283,25 @@ def test_six_mens_morris_has_its_own_board_and_sizes():
     with pytest.raises(morris.IllegalActionError, match="out of range.*0..272"):
         env.step(np.full(8, 300))
     assert len(morris.play_match("minimax:depth=1", "random", pairs=1, rules="six").games) == 2
+
+
+def test_a_six_run_trains_from_python_and_its_data_and_model_refuse_nine(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    run = tmp_path / "six"
+    overrides = {"rules.preset": "six", "schedule.total_steps": 20, "schedule.eval_every": 0}
+    morris.train(str(repo / "configs" / "tiny.toml"), run, overrides=overrides, quiet=True)
+    shards = sorted((run / "games").glob("*.shard"))
+    assert shards
+    # Its games are six's: read as nine's, they are refused by name (not misread).
+    with pytest.raises(ValueError, match="holds games of the 'six' variant, not 'nine'"):
+        morris.read_shards(shards)
+    # Its network evaluates six's observations, and names its board for nine's.
+    net = morris._morris.Network(run / "checkpoints" / "step-20")
+    logits, wdl = net.evaluate(np.zeros((2, 15, 16), dtype=np.float32))
+    assert logits.shape == (2, 272) and wdl.shape == (2, 3)
+    with pytest.raises(ValueError, match=r"\[B, 15, 16\].*six"):
+        net.evaluate(np.zeros((2, 15, 24), dtype=np.float32))
+    # A rules dict naming six gets six's own rule (no flying) in whatever order, unless it says.
+    assert morris.Game({"variant": "six"}).rules["flying"] is False
+    assert morris.Game({"flying": True, "variant": "six"}).rules["flying"] is True
+    assert morris.Game({"variant": "twelve"}).rules["flying"] is True

@@ -122,11 +122,11 @@ struct NewGame {
     opponent: Option<Opponent>,
 }
 
-/// `POST /api/sessions`: `{"human": "white"|"black", "variant": "nine"|"twelve"|"morabaraba"|"lasker", "opponent":
-/// {"kind": "model", "simulations": 200} | {"kind": "minimax", "depth": 4} | {"kind":
-/// "perfect"}}`; the engine moves first when the human plays Black. The game is of `variant`
-/// (nine men's morris when left out) under the server's draw rules; a model or tables of
-/// another variant are refused, naming both.
+/// `POST /api/sessions`: `{"human": "white"|"black", "variant": "nine"|"twelve"|"morabaraba"|"lasker"|"six",
+/// "opponent": {"kind": "model", "simulations": 200} | {"kind": "minimax", "depth": 4} |
+/// {"kind": "perfect"}}`; the engine moves first when the human plays Black. The game is of
+/// `variant` (the server's `--rules` variant when left out) under the server's draw rules, with
+/// the variant's own flying; a model or tables of another variant are refused, naming both.
 pub async fn create(
     State(app): State<Arc<App>>,
     body: Result<Bytes, BytesRejection>,

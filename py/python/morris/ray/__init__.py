@@ -50,8 +50,8 @@ Path_ = Union[str, "PathLike[str]"]
 # calling again, up to _LEARNER_TRIES times for the learner (whose restarts are few).
 _RETRY_PAUSE_S = 0.5
 _LEARNER_TRIES = 240
-# How long the end of a run waits for an idle worker's name (it answers at once unless Ray is
-# restarting it, which is then counted).
+# How long the end of a run waits for the names of its idle workers and of those whose call
+# failed (an idle worker answers at once; one Ray is restarting, once it is back).
 _NAME_TIMEOUT_S = 10.0
 # How long a stopped run waits for the learner's last checkpoint.
 _STOP_CHECKPOINT_S = 120.0
@@ -327,19 +327,20 @@ class RayRun:
         accepts: dict[Any, tuple[Any, dict]] = {}  # accept ref -> (shards ref, play summary)
         produced: set[tuple[str, int]] = set()  # (worker, seq) returned, not yet accepted or refused
         idle: list[int] = []
-        # The name each worker's games last came under; None once a death is counted and the
-        # restarted worker's name is not yet seen (so that one death counts once).
-        names: dict[int, Optional[str]] = dict(enumerate(self._worker_names))
+        # The name each worker's games last came under: a restart is counted when a worker
+        # answers under a new one. `failed` holds the workers whose call failed since they last
+        # answered (dead, or only unavailable for a while: Ray raises the same error family).
+        names: dict[int, str] = dict(enumerate(self._worker_names))
+        failed: set[int] = set()
 
         def died(i: int) -> None:
-            if names[i] is not None:
-                s.worker_restarts += 1
-            names[i] = None
+            failed.add(i)
 
         def seen(i: int, name: str) -> None:
-            if names[i] is not None and names[i] != name:
+            if name != names[i]:
                 s.worker_restarts += 1
-            names[i] = name
+                names[i] = name
+            failed.discard(i)
 
         def play(i: int) -> None:
             if sent_step.get(i) != self._weights_step:
@@ -408,19 +409,26 @@ class RayRun:
                 last_print = now
                 self._print_progress(s, report, now - t0)
         # Restarts the loop did not see: a play that failed or came back under a new name after
-        # the budget was spent, or an idle worker restarted (its games are not waited for).
-        finished, _ = ray.wait(list(plays), num_returns=len(plays), timeout=0)
+        # the budget was spent, or an idle worker restarted (its games are not waited for). The
+        # idle and failed workers are asked their names together; one whose call failed and
+        # that does not answer in time counts as restarted.
+        finished, _ = ray.wait(list(plays), num_returns=len(plays), timeout=0) if plays else ([], [])
         for ref in finished:
             i, _ = plays[ref]
             try:
                 seen(i, ray.get(ref)["worker"])
             except ray.exceptions.RayActorError:
                 died(i)
-        for i in idle:
+        asked = {self.workers[i].name.remote(): i for i in sorted(set(idle) | failed)}
+        answered, _ = (
+            ray.wait(list(asked), num_returns=len(asked), timeout=_NAME_TIMEOUT_S) if asked else ([], [])
+        )
+        for ref in answered:
             try:
-                seen(i, ray.get(self.workers[i].name.remote(), timeout=_NAME_TIMEOUT_S))
-            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-                died(i)
+                seen(asked[ref], ray.get(ref))
+            except ray.exceptions.RayActorError:
+                pass
+        s.worker_restarts += len(failed)
         # The accepts still queued at the learner when the budget was spent store their shards
         # (the run keeps them, as `train` keeps the games its workers finish) without training.
         while accepts:
