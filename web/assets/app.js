@@ -232,6 +232,11 @@ async function openGame(index) {
   try {
     replay = await api("GET", `/games/${index}`);
     ply = 0;
+    // The record's own board (six men's morris's 16 points, twelve's diagonals).
+    if (replayBoard.dataset.variant !== replay.variant) {
+      drawBoard(replayBoard, null, replay.points, replay.lines);
+      replayBoard.dataset.variant = replay.variant;
+    }
     $("replay-moves").innerHTML = replay.moves.map(m => `<li>${m}</li>`).join("");
     for (const row of document.querySelectorAll("#game-list tr.row")) row.classList.toggle("selected", row.dataset.index === String(index));
     renderReplay();

@@ -366,6 +366,9 @@ async fn the_viewer_lists_and_replays_games_with_the_networks_evaluation() {
     let plies = game["moves"].as_array().unwrap().len();
     assert_eq!(game["white_points"].as_array().unwrap().len(), plies + 1);
     assert_eq!(game["white"], games[1]["white"], "the players' specs");
+    // The record's own board, drawn from its points and lines.
+    assert_eq!(game["variant"], "nine");
+    assert_eq!((game["points"].as_array().unwrap().len(), game["lines"].as_array().unwrap().len()), (24, 32));
     let scores = game["white_score"].as_array().unwrap();
     assert_eq!(scores.len(), plies + 1);
     assert!(scores[..plies].iter().all(|s| s.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x))));
