@@ -107,6 +107,13 @@ impl PyAgent {
         Ok(PyAgent { name: agent.name(), spec: Box::new(spec), agent: Mutex::new(agent) })
     }
 
+    /// Raises `ValueError` if the agent cannot play under `rules` (anything `Game(rules=...)`
+    /// takes): its network plays another variant, or its tables were built for other rules.
+    #[pyo3(name = "check_rules", signature = (rules = None))]
+    fn py_check_rules(&self, rules: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        self.check_rules(&rules_from(rules)?)
+    }
+
     /// The agent's canonical spec, e.g. `"minimax:depth=4"`.
     #[getter]
     fn name(&self) -> String {

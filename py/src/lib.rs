@@ -49,7 +49,7 @@ pyo3::create_exception!(
 );
 
 /// Rules from a Python value, as [`rules_from`], for the parts of the lab that play nine men's
-/// morris only so far (agents, matches, self-play data): see [`nine_only`].
+/// morris only so far (`Agent.act_batch`, self-play data): see [`nine_only`].
 pub(crate) fn nine_rules_from(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Rules> {
     let rules = rules_from(value)?;
     nine_only(&rules, what)?;
@@ -63,7 +63,7 @@ pub(crate) fn nine_only(rules: &Rules, what: &str) -> PyResult<()> {
         return Ok(());
     }
     Err(PyValueError::new_err(format!(
-        "{what}: nine men's morris only so far, not {} (Game and VecEnv play every variant; issue 25)",
+        "{what}: nine men's morris only so far, not {} (Game, VecEnv, agents' moves and matches play every variant; issue 25)",
         rules.variant
     )))
 }

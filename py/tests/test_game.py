@@ -220,6 +220,11 @@ def test_twelve_mens_morris_plays_by_its_rules():
     shipped = str(Path(__file__).resolve().parents[2] / "checkpoints" / "shipped")
     with pytest.raises(ValueError, match="plays the 'nine' variant, but the game is 'twelve'"):
         morris.Agent(f"az:model={shipped},sims=2").choose(g)
+    morris.Agent(f"az:model={shipped},sims=2").check_rules("standard")
+    # Gymnasium refuses such an opponent when the env is made, not in the middle of a step.
+    gymnasium = pytest.importorskip("morris.gymnasium")
+    with pytest.raises(ValueError, match="'nine' variant, but the game is 'twelve'"):
+        gymnasium.MorrisEnv(opponent=f"az:model={shipped},sims=2", rules="twelve")
 
 
 def test_lasker_morris_slides_while_placing():

@@ -60,6 +60,7 @@ class MorrisEnv(gymnasium.Env):
             raise ValueError(f"opening_plies must be 0 or more, got {opening_plies}")
         self.opponent_spec = opponent
         self._opponent = _morris.Agent(opponent, 0)  # a bad spec fails here, not at reset
+        self._opponent.check_rules(rules)  # so does one that cannot play these rules
         self.agent_color = agent_color
         self.rules = rules
         self.opening_plies = opening_plies
@@ -183,6 +184,7 @@ class MorrisVectorEnv(gymnasium.vector.VectorEnv):
         self.num_envs = int(num_envs)
         self.opponent_spec = opponent
         self._opponent = _morris.Agent(opponent, 0)  # a bad spec fails here
+        self._opponent.check_rules(rules)  # so does one that cannot play these rules
         self._random_opponent = opponent == "random"
         self.agent_color = agent_color
         self.copy = copy
