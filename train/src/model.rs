@@ -264,8 +264,10 @@ impl PolicyValueNet {
     /// Raw outputs for a batch.
     ///
     /// # Shapes
-    /// * `obs`: `[B, C*24]`, rows as written by [`morris_env::features::encode`];
-    /// * returns `([B, 600] policy logits, [B, 3] win/draw/loss logits)`, unmasked.
+    /// * `obs`: `[B, C*N]`, rows as written by [`morris_env::features::encode`], N the board's
+    ///   points ([`NetConfig::num_points`]: 24, or 16 on six men's morris's board);
+    /// * returns `([B, A] policy logits, [B, 3] win/draw/loss logits)`, unmasked, A the board's
+    ///   actions ([`NetConfig::num_actions`]: 600, or 272).
     pub fn forward(&self, obs: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
         match &self.body {
             Body::ResMlp(net) => net.forward(obs),
