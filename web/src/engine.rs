@@ -20,6 +20,11 @@ pub const MAX_SIMULATIONS: u32 = 20_000;
 /// The deepest fixed-depth minimax a request may ask for.
 pub const MAX_DEPTH: u32 = 10;
 
+/// The refusal of perfect play on a server without tables.
+const NO_TABLES: &str = "this server has no tables: start it with --tb DIR for perfect play";
+/// The refusal of a model opponent on a server without a model.
+const NO_MODEL: &str = "this server has no model: choose the minimax opponent";
+
 /// Who plays against the human, and how hard it thinks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -59,8 +64,7 @@ impl Opponent {
     ) -> Result<(), String> {
         let time = match self {
             Opponent::Perfect {} => {
-                let tb =
-                    tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
+                let tb = tables.ok_or(NO_TABLES)?;
                 tb.check_rules(rules).map_err(|e| e.to_string())?;
                 if !tb.covers_placement() {
                     return Err(format!(
@@ -73,7 +77,7 @@ impl Opponent {
                 &None
             }
             Opponent::Model { simulations, time_ms } => {
-                let model = model.ok_or("this server has no model: choose the minimax opponent")?;
+                let model = model.ok_or(NO_MODEL)?;
                 if model != rules.variant {
                     return Err(format!(
                         "the model plays the '{model}' variant, not '{}': choose the minimax opponent",
@@ -159,12 +163,11 @@ impl Opponent {
     ) -> Result<AgentSpec, String> {
         match self {
             Opponent::Perfect {} => {
-                let tb =
-                    tables.ok_or("this server has no tables: start it with --tb DIR for perfect play")?;
+                let tb = tables.ok_or(NO_TABLES)?;
                 Ok(AgentSpec::Perfect { tablebase: tb.clone(), pick: Pick::Best })
             }
             Opponent::Model { simulations, time_ms } => {
-                let model = model.ok_or("this server has no model: choose the minimax opponent")?;
+                let model = model.ok_or(NO_MODEL)?;
                 let sims = match (simulations, time_ms) {
                     (Some(s), _) => *s,
                     (None, Some(_)) => TIME_ONLY_SIMULATIONS,

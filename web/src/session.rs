@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use morris_env::{Color, Game, Outcome, Phase, Point, Rules};
+use morris_env::{Color, Game, Outcome, Phase, Point, Rules, Variant};
 use serde::Serialize;
 
 use crate::engine::{Analysis, Engine, Opponent};
@@ -26,17 +26,38 @@ pub struct Session {
     pub touched: Instant,
 }
 
-/// The game as the page draws it.
+/// A variant's board as the page draws it (for a game and for a replay).
 #[derive(Serialize)]
-pub struct View {
-    /// Session id.
-    pub id: String,
+pub struct Drawing {
     /// The game of the morris family: `nine`, `twelve`, `morabaraba`, `lasker` or `six`.
     pub variant: &'static str,
     /// The board's points, by name.
     pub points: Vec<&'static str>,
     /// The board's drawn lines, each a pair of adjacent points (twelve's diagonals included).
     pub lines: Vec<[&'static str; 2]>,
+}
+
+impl Drawing {
+    /// The board of `variant`.
+    pub fn of(variant: Variant) -> Drawing {
+        let board = variant.board();
+        let name = |p: u8| board.names[p as usize];
+        Drawing {
+            variant: variant.name(),
+            points: board.names[..board.num_points].to_vec(),
+            lines: board.edges().into_iter().map(|(a, b)| [name(a), name(b)]).collect(),
+        }
+    }
+}
+
+/// The game as the page draws it.
+#[derive(Serialize)]
+pub struct View {
+    /// Session id.
+    pub id: String,
+    /// The board.
+    #[serde(flatten)]
+    pub drawing: Drawing,
     /// The moves so far, in notation.
     pub moves: Vec<String>,
     /// `"white"` or `"black"`.
@@ -100,12 +121,9 @@ impl Session {
         let board = game.rules().variant.board();
         let legal = game.legal_actions().iter().filter_map(|a| game.notation(a)).collect();
         let points = |c| pos.pieces(c).iter().map(|p: Point| board.names[p.index()]).collect();
-        let name = |p: u8| board.names[p as usize];
         View {
             id: format!("{id:x}"),
-            variant: game.rules().variant.name(),
-            points: board.names[..board.num_points].to_vec(),
-            lines: board.edges().into_iter().map(|(a, b)| [name(a), name(b)]).collect(),
+            drawing: Drawing::of(game.rules().variant),
             moves,
             human: color_name(self.human),
             to_move: color_name(pos.current_player()),

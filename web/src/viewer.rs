@@ -13,6 +13,7 @@ use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
 use serde::Serialize;
 
 use crate::WebError;
+use crate::session::Drawing;
 
 /// The most plies of a record the viewer evaluates (longer records are cut there).
 pub const MAX_PLIES: usize = 2000;
@@ -54,12 +55,9 @@ pub struct Replay {
     pub moves: Vec<String>,
     /// Random opening plies before the agents played.
     pub opening_plies: u32,
-    /// The game of the morris family the record is of (its rules preset's).
-    pub variant: &'static str,
-    /// The board's points, by name.
-    pub points: Vec<&'static str>,
-    /// The board's drawn lines, each a pair of adjacent points.
-    pub lines: Vec<[&'static str; 2]>,
+    /// The board of the record's variant (its rules preset's).
+    #[serde(flatten)]
+    pub drawing: Drawing,
     /// For each position (before each move, and after the last): White's points.
     pub white_points: Vec<Vec<&'static str>>,
     /// Black's points, likewise.
@@ -123,13 +121,7 @@ impl Record {
             summary: self.summary(index),
             moves: r.moves.iter().take(MAX_PLIES).cloned().collect(),
             opening_plies: r.opening_plies,
-            variant: rules.variant.name(),
-            points: board.names[..board.num_points].to_vec(),
-            lines: board
-                .edges()
-                .into_iter()
-                .map(|(a, b)| [board.names[a as usize], board.names[b as usize]])
-                .collect(),
+            drawing: Drawing::of(rules.variant),
             white_points,
             black_points,
             white_score,

@@ -53,6 +53,24 @@ async fn new_game(app: &Router, body: Value) -> Value {
     view
 }
 
+/// Plays session `id` from `view` to the end, the human taking legal move `k · stride` (mod the
+/// count) on turn k; returns the final view.
+async fn play_to_the_end(app: &Router, id: &str, mut view: Value, stride: usize) -> Value {
+    let mut k = 0usize;
+    while !view["over"].as_bool().unwrap() {
+        let moves = legal(&view);
+        let mv = &moves[k * stride % moves.len()];
+        k += 1;
+        let (status, next) =
+            call(app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": mv}).to_string()))
+                .await;
+        assert_eq!(status, StatusCode::OK, "{next}");
+        view = next;
+        assert!(k < 500, "the game ends");
+    }
+    view
+}
+
 fn legal(view: &Value) -> Vec<String> {
     view["legal"].as_array().expect("legal").iter().map(|m| m.as_str().expect("move").to_string()).collect()
 }
@@ -126,18 +144,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     assert_eq!((view["points"].as_array().unwrap().len(), view["lines"].as_array().unwrap().len()), (24, 40));
     assert!(view["lines"].as_array().unwrap().contains(&json!(["a7", "b6"])), "a diagonal");
     let id = view["id"].as_str().unwrap().to_string();
-    let mut k = 0usize;
-    while !view["over"].as_bool().unwrap() {
-        let moves = legal(&view);
-        let mv = &moves[k * 5 % moves.len()];
-        k += 1;
-        let (status, next) =
-            call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": mv}).to_string()))
-                .await;
-        assert_eq!(status, StatusCode::OK, "{next}");
-        view = next;
-        assert!(k < 500, "the game ends");
-    }
+    view = play_to_the_end(&app, &id, view, 5).await;
     assert!(["1-0", "0-1", "1/2-1/2"].contains(&view["result"].as_str().unwrap()), "{view}");
     // Twelve pieces a side: more placements than nine's 18 turns before anyone slides.
     let placements = view["moves"]
@@ -192,18 +199,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
         call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(r#"{"move": "g7"}"#)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
     assert!(err["error"].as_str().unwrap().contains("g7"), "{err}");
-    let mut k = 0usize;
-    while !view["over"].as_bool().unwrap() {
-        let moves = legal(&view);
-        let mv = &moves[k * 3 % moves.len()];
-        k += 1;
-        let (status, next) =
-            call(&app, "POST", &format!("/api/sessions/{id}/move"), Some(&json!({"move": mv}).to_string()))
-                .await;
-        assert_eq!(status, StatusCode::OK, "{next}");
-        view = next;
-        assert!(k < 500, "the game ends");
-    }
+    view = play_to_the_end(&app, &id, view, 3).await;
     assert!(["1-0", "0-1", "1/2-1/2"].contains(&view["result"].as_str().unwrap()), "{view}");
     let names: Vec<&str> = view["points"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
     for p in view["white"].as_array().unwrap().iter().chain(view["black"].as_array().unwrap()) {
