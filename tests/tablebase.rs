@@ -500,3 +500,14 @@ fn the_ply_3_class_the_n_move_rule_draws() {
         assert_eq!(value("b6 d7 e5"), Wdl::Win, "b6 d7 e5 in {dir}");
     }
 }
+
+#[test]
+fn solve_refuses_a_game_larger_than_its_limit_by_name() {
+    for rules in ["six", "standard"] {
+        let o = morris(&["tablebase", "solve", "--rules", rules, "--max-positions", "1000"]);
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{out}{err}");
+        assert!(err.contains("more than 1000 positions are reachable"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

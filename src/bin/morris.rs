@@ -186,6 +186,28 @@ enum TablebaseCommand {
         #[arg(long)]
         dir: PathBuf,
     },
+    /// Solve a small board's whole game outright (placement, removals and moves): every
+    /// position reachable from the start, valued by retrograde analysis without draw rules
+    /// (docs/tablebase.md). Six men's morris takes minutes and a few GB.
+    Solve {
+        /// Rules preset (its draw rules are set aside: the game-theoretic value).
+        #[arg(long, value_enum)]
+        rules: Preset,
+        /// Flying at 3 pieces on or off, over the preset's (`--flying true` for six men's
+        /// morris as the World Merrills Association plays it).
+        #[arg(long)]
+        flying: Option<bool>,
+        /// Most positions to hold (each costs about 100 bytes while solving).
+        #[arg(long, default_value_t = 200_000_000)]
+        max_positions: usize,
+        /// Then check every value against the rules: each must follow from its moves' values
+        /// by one step, the moves generated again by the rules (about as long as the solve).
+        #[arg(long)]
+        check: bool,
+        /// Also write the figures as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -250,6 +272,13 @@ fn run(command: Command) -> Result<(), String> {
         } => solve_openings(&dir, plies as usize, rules, tt_log2, threads),
         Command::Tablebase { command: TablebaseCommand::Check { dir, sector, sample, seed, threads } } => {
             check_tablebase(&dir, &sector, sample, seed, threads)
+        }
+        Command::Tablebase {
+            command: TablebaseCommand::Solve { rules, flying, max_positions, check, json },
+        } => {
+            let mut rules = rules.rules();
+            rules.flying = flying.unwrap_or(rules.flying);
+            solve_whole_game(&rules, max_positions, check, json.as_deref())
         }
         Command::Tablebase { command: TablebaseCommand::Verify { dir } } => {
             let tb = Tablebase::open(&dir).map_err(|e| e.to_string())?;
@@ -369,6 +398,51 @@ fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, String> {
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| format!("starting the worker threads: {e}"))
+}
+
+/// `morris tablebase solve`: the whole game of a small board, its figures printed (and written
+/// as JSON with `--json`).
+fn solve_whole_game(
+    rules: &morris_env::Rules,
+    max_positions: usize,
+    check: bool,
+    json: Option<&Path>,
+) -> Result<(), String> {
+    let solved = tablebase::WholeGame::solve(rules, max_positions).map_err(|e| e.to_string())?;
+    let s = solved.summary();
+    let pct = |n: u64| 100.0 * n as f64 / s.positions.max(1) as f64;
+    let root = match s.root.wdl {
+        Wdl::Win => format!("a first-player win in {} actions", s.root.plies),
+        Wdl::Loss => format!("a second-player win in {} actions", s.root.plies),
+        Wdl::Draw => "a draw".to_string(),
+    };
+    println!("{} (flying {}): the start is {root}", s.variant, if rules.flying { "on" } else { "off" });
+    println!(
+        "{} positions reachable ({} ended), {} moves; for the player to move: win {:.2}% draw {:.2}% loss {:.2}%; longest win {} loss {} actions; {:.1} s to enumerate, {:.1} s to solve",
+        s.positions,
+        s.ended,
+        s.moves,
+        pct(s.wins),
+        pct(s.draws),
+        pct(s.losses),
+        s.longest_win,
+        s.longest_loss,
+        s.enumerate_seconds,
+        s.solve_seconds
+    );
+    if check {
+        let t = Instant::now();
+        let n = solved.check().map_err(|e| e.to_string())?;
+        println!(
+            "checked: all {n} values follow from their moves' values ({:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn build_tablebase(

@@ -49,6 +49,32 @@ pub enum TablebaseError {
         /// The variant asked for.
         variant: crate::Variant,
     },
+    /// A whole game has more positions reachable than the solver was allowed to hold.
+    #[error(
+        "{variant}: more than {limit} positions are reachable from the root; the whole-game solver holds every one in memory (nine men's morris is solved by sectors: `morris tablebase build`)"
+    )]
+    WholeGameTooLarge {
+        /// The variant.
+        variant: crate::Variant,
+        /// The most positions allowed.
+        limit: usize,
+    },
+    /// A whole-game position key that names no position of the rules (a bug, not bad input).
+    #[error("whole-game key {key:#x} is not a position: {reason}")]
+    WholeGameKey {
+        /// The key.
+        key: u64,
+        /// Why the position cannot be.
+        reason: String,
+    },
+    /// A solved whole-game position whose value does not follow from its moves' values.
+    #[error("whole-game position {key:#x}: {reason}")]
+    WholeGameMismatch {
+        /// The position's key ([`crate::tablebase::position_key`]).
+        key: u64,
+        /// What does not follow.
+        reason: String,
+    },
     /// The file system cannot hold the next sector files (checked before solving them).
     #[error(
         "{dir}: sectors {sectors} need {need_mib} MiB of disk and {available_mib} MiB are free; free space or build fewer pieces (--max-pieces)"

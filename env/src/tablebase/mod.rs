@@ -52,6 +52,7 @@ mod judged;
 mod perfect;
 mod placement;
 mod solve;
+mod whole;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ pub use index::Indexer;
 pub use judged::{JudgedError, JudgedHeader, JudgedPosition, JudgedSet, legal_turns, measure_judged};
 pub use perfect::{PerfectPlayer, Pick};
 pub use placement::{Placement, PlacementStats};
+pub use whole::{Solved, WholeGame, WholeGameSummary, position_key};
 
 use crate::action::Action;
 use crate::position::Position;
