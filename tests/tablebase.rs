@@ -511,3 +511,33 @@ fn solve_refuses_a_game_larger_than_its_limit_by_name() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn six_mens_morris_agents_are_judged_on_the_stored_solved_set() {
+    // data/judged-positions-six.jsonl: written by `morris tablebase solve --rules six --judged`
+    // from the whole game's solution; loading checks every position's turns against six's rules.
+    let set = concat!(env!("CARGO_MANIFEST_DIR"), "/data/judged-positions-six.jsonl");
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let json = scratch.path().join("strength.json");
+    let args = "strength minimax:depth=2 --rules six --pairs 0 --positions";
+    let o =
+        eval(&[args.split(' ').collect::<Vec<_>>(), vec![set, "--json", json.to_str().unwrap()]].concat());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    for (row, source) in report["accuracy"]["rows"].as_array().unwrap().iter().zip(["uniform", "placement"]) {
+        assert_eq!(row["source"], source, "{out}");
+        assert_eq!(row["accuracy"]["positions"], 500, "{out}");
+        // Six's turns are written with its own point names, so every turn is judged.
+        let a = &row["accuracy"];
+        let judged = ["kept", "win_to_draw", "win_to_loss", "draw_to_loss"]
+            .iter()
+            .map(|k| a[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert_eq!(judged, 500, "{out}");
+        assert!(a["kept"].as_u64().unwrap() > 400, "{out}");
+    }
+    // Six's values under nine's rules: refused, naming the rules to use.
+    let o = eval(&["strength", "random", "--positions", set, "--pairs", "0"]);
+    assert!(!o.status.success() && text(&o).1.contains("--rules six"), "{}", text(&o).1);
+}

@@ -207,6 +207,17 @@ enum TablebaseCommand {
         /// Also write the figures as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a judged-position set (for `eval positions --positions FILE`): positions
+        /// drawn uniformly from the reachable ones (`uniform`) and from those with pieces in hand
+        /// (`placement`), every turn with its exact value under the preset's rules.
+        #[arg(long)]
+        judged: Option<PathBuf>,
+        /// Positions of each source in the judged set.
+        #[arg(long, default_value_t = 500)]
+        judged_positions: usize,
+        /// Seed of the judged set's draw.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
 }
 
@@ -274,11 +285,29 @@ fn run(command: Command) -> Result<(), String> {
             check_tablebase(&dir, &sector, sample, seed, threads)
         }
         Command::Tablebase {
-            command: TablebaseCommand::Solve { rules, flying, max_positions, check, json },
+            command:
+                TablebaseCommand::Solve {
+                    rules: preset,
+                    flying,
+                    max_positions,
+                    check,
+                    json,
+                    judged,
+                    judged_positions,
+                    seed,
+                },
         } => {
-            let mut rules = rules.rules();
+            let mut rules = preset.rules();
             rules.flying = flying.unwrap_or(rules.flying);
-            solve_whole_game(&rules, max_positions, check, json.as_deref())
+            if judged.is_some() && rules.flying != preset.rules().flying {
+                return Err(format!(
+                    "--judged writes values under a rules preset, and --flying {} is not preset {}'s",
+                    rules.flying,
+                    preset.name()
+                ));
+            }
+            let judged = judged.map(|path| (path, preset.name(), judged_positions, seed));
+            solve_whole_game(&rules, max_positions, check, json.as_deref(), judged)
         }
         Command::Tablebase { command: TablebaseCommand::Verify { dir } } => {
             let tb = Tablebase::open(&dir).map_err(|e| e.to_string())?;
@@ -407,6 +436,7 @@ fn solve_whole_game(
     max_positions: usize,
     check: bool,
     json: Option<&Path>,
+    judged: Option<(PathBuf, &str, usize, u64)>,
 ) -> Result<(), String> {
     let solved = tablebase::WholeGame::solve(rules, max_positions).map_err(|e| e.to_string())?;
     let s = solved.summary();
@@ -441,6 +471,27 @@ fn solve_whole_game(
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
         std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some((path, preset, n, seed)) = judged {
+        let t = Instant::now();
+        let mut positions = Vec::new();
+        for (source, placing) in [("uniform", false), ("placement", true)] {
+            let seed = seed.wrapping_add(u64::from(placing));
+            positions
+                .extend(solved.judged_sample(rules, source, n, seed, placing).map_err(|e| e.to_string())?);
+        }
+        let made_by = format!(
+            "morris tablebase solve --rules {preset} --judged {} --judged-positions {n} --seed {seed}",
+            path.display()
+        );
+        let set = tablebase::JudgedSet::new(preset, &made_by, positions)?;
+        std::fs::write(&path, set.to_jsonl()).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!(
+            "{} positions judged in {:.1} s, written to {}",
+            set.positions.len(),
+            t.elapsed().as_secs_f64(),
+            path.display()
+        );
     }
     Ok(())
 }

@@ -151,14 +151,15 @@ pub(crate) fn play_turn(game: &Game, agent: &mut dyn Agent) -> (Option<(String, 
     let start = Instant::now();
     let played = loop {
         let Some(a) = agent.choose(&g) else { break false };
-        let Some(m) = g.position().move_of(a) else { break false };
+        // In notation on the game's board (six men's morris has its own point names).
+        let Some(m) = g.notation(a) else { break false };
         if g.apply(a).is_err() {
             break false;
         }
         if !notation.is_empty() {
             notation.push(' ');
         }
-        notation += &m.to_string();
+        notation += &m;
         if g.current_player() != me || g.outcome().is_terminal() {
             break true;
         }

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Accuracy, PhaseAccuracy, Tablebase, TablebaseError, Wdl, accuracy::tally, parse_points};
+use super::{Accuracy, PhaseAccuracy, Tablebase, TablebaseError, Wdl, accuracy::tally, parse_points_on};
 use crate::agent::Agent;
+use crate::board::Board;
 use crate::game::Game;
 use crate::position::Position;
 use crate::rules::Rules;
@@ -78,7 +79,9 @@ pub struct JudgedHeader {
     pub format: String,
     /// Always 1 (the format's version).
     pub version: u32,
-    /// The rules preset the values hold under (`standard` or `openspiel`).
+    /// The rules preset the values hold under (`standard` or `openspiel` from nine's tables,
+    /// `six` from six men's morris's whole-game solution); points and turns are written on its
+    /// board.
     pub rules: String,
     /// How the set was made (the command line), for the record.
     #[serde(default)]
@@ -86,8 +89,8 @@ pub struct JudgedHeader {
 }
 
 /// One position with every legal turn of the player to move and the value each turn leads to.
-/// A turn is a move and the removals it earns, in notation separated by spaces (`d2`, `a1-a4`,
-/// `a1-a4 xg7`; a position with a removal pending has turns `xg7`).
+/// A turn is a move and the removals it earns, in notation on the rules' board separated by
+/// spaces (`d2`, `a1-a4`, `a1-a4 xg7`; a position with a removal pending has turns `xg7`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgedPosition {
@@ -116,8 +119,8 @@ pub struct JudgedPosition {
     pub loss: Vec<String>,
 }
 
-fn points(bb: BitBoard) -> String {
-    bb.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" ")
+fn points(bb: BitBoard, board: &Board) -> String {
+    bb.iter().map(|p| board.names[p.index()]).collect::<Vec<_>>().join(" ")
 }
 
 /// Every legal turn of the player to move in `pos` under `rules`, in notation, with the position
@@ -128,9 +131,10 @@ pub fn legal_turns(pos: &Position, rules: &Rules) -> Vec<(String, Position)> {
     let mut open = vec![(String::new(), *pos)];
     while let Some((prefix, p)) = open.pop() {
         for a in p.legal_actions(rules).iter() {
-            let Some(m) = p.move_of(a) else { continue };
+            let Some(m) = p.move_on(a, rules) else { continue };
             let mut next = p;
             next.apply_unchecked(a, rules);
+            let m = m.on(rules.variant.board());
             let text = if prefix.is_empty() { m.to_string() } else { format!("{prefix} {m}") };
             if next.current_player() == me && next.is_removal_pending() && !next.outcome(rules).is_terminal()
             {
@@ -160,24 +164,34 @@ impl JudgedPosition {
     /// # Errors
     /// A finished game, or a turn the tables cannot value (a sector not built).
     pub fn judge(tb: &Tablebase, source: &str, pos: &Position) -> Result<JudgedPosition, JudgedError> {
-        let rules = tb.rules();
-        if pos.outcome(&rules).is_terminal() {
+        JudgedPosition::judge_by(&tb.rules(), source, pos, |after, me| value_after(tb, after, me))
+    }
+
+    /// Judges a live position with `value_after` (a turn's value for the player who made it).
+    pub(crate) fn judge_by(
+        rules: &Rules,
+        source: &str,
+        pos: &Position,
+        value_after: impl Fn(&Position, Color) -> Result<Wdl, TablebaseError>,
+    ) -> Result<JudgedPosition, JudgedError> {
+        if pos.outcome(rules).is_terminal() {
             return Err(TablebaseError::NotCovered("the game is already over".into()).into());
         }
         let me = pos.current_player();
         let (mut win, mut draw, mut loss) = (Vec::new(), Vec::new(), Vec::new());
-        for (turn, after) in legal_turns(pos, &rules) {
-            match value_after(tb, &after, me)? {
+        for (turn, after) in legal_turns(pos, rules) {
+            match value_after(&after, me)? {
                 Wdl::Win => win.push(turn),
                 Wdl::Draw => draw.push(turn),
                 Wdl::Loss => loss.push(turn),
             }
         }
         let value = best(&win, &draw);
+        let board = rules.variant.board();
         Ok(JudgedPosition {
             source: source.to_string(),
-            white: points(pos.pieces(Color::White)),
-            black: points(pos.pieces(Color::Black)),
+            white: points(pos.pieces(Color::White), board),
+            black: points(pos.pieces(Color::Black), board),
             in_hand: [pos.in_hand(Color::White), pos.in_hand(Color::Black)],
             to_move: me,
             removing: pos.is_removal_pending(),
@@ -193,13 +207,21 @@ impl JudgedPosition {
     ///
     /// # Errors
     /// A point that does not exist or is named twice, or counts the rules do not allow.
-    pub fn position(&self) -> Result<Position, String> {
-        let (white, black) = (parse_points(&self.white)?, parse_points(&self.black)?);
+    pub fn position(&self, rules: &Rules) -> Result<Position, String> {
+        let board = rules.variant.board();
+        let (white, black) = (parse_points_on(&self.white, board)?, parse_points_on(&self.black, board)?);
         if !(white & black).is_empty() {
             return Err(format!("a point is both White's and Black's ({} / {})", self.white, self.black));
         }
-        let pos = Position::from_parts(white, black, self.in_hand, self.to_move, self.removing)
-            .map_err(|e| e.to_string())?;
+        let pos = Position::from_parts_for(
+            rules,
+            white,
+            black,
+            self.in_hand,
+            self.to_move,
+            u8::from(self.removing),
+        )
+        .map_err(|e| e.to_string())?;
         Ok(pos.with_counters(pos.turns(), self.quiet_plies))
     }
 
@@ -223,7 +245,7 @@ impl JudgedPosition {
     /// # Errors
     /// What does not hold, naming the turns.
     pub fn validate(&self, rules: &Rules) -> Result<Position, String> {
-        let pos = self.position()?;
+        let pos = self.position(rules)?;
         if pos.outcome(rules).is_terminal() {
             return Err(format!("the game is over here ({})", pos.outcome(rules)));
         }
@@ -275,7 +297,8 @@ pub struct JudgedSet {
 }
 
 impl JudgedSet {
-    /// A set under the rules preset `rules` (`standard` or `openspiel`: the tables judge nine men's morris).
+    /// A set under the rules preset `rules` (nine's tables judge `standard` and `openspiel`, a
+    /// whole-game solution its own variant's preset).
     ///
     /// # Errors
     /// A preset name that does not exist.
@@ -336,12 +359,6 @@ impl JudgedSet {
                 Rules::PRESETS.join(", ")
             ))
         })?;
-        if !rules.variant.is_nine() {
-            return Err(header_error(format!(
-                "rules preset '{}' is {} men's morris: positions are judged by nine men's morris's tables only",
-                header.rules, rules.variant
-            )));
-        }
         let mut positions = Vec::new();
         for (i, line) in lines {
             let p: JudgedPosition = serde_json::from_str(line).map_err(|source| JudgedError::Json {
@@ -397,7 +414,7 @@ pub fn measure_judged<'a>(
 ) -> PhaseAccuracy {
     let mut out = PhaseAccuracy::default();
     for judged in positions {
-        let Ok(pos) = judged.position() else { continue };
+        let Ok(pos) = judged.position(rules) else { continue };
         let game = Game::from_position(*rules, pos);
         let acc: &mut Accuracy = out.get_mut(pos.phase(pos.current_player(), rules));
         let (turn, seconds) = super::accuracy::play_turn(&game, agent);

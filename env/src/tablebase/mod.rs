@@ -76,7 +76,7 @@ pub use whole::{Solved, WholeGame, WholeGameSummary, position_key};
 use crate::action::Action;
 use crate::position::Position;
 use crate::rules::Rules;
-use crate::types::{BitBoard, Color, Point};
+use crate::types::{BitBoard, Color};
 
 /// A tablebase opened for probing: every sector file of a directory, memory-mapped (see
 /// [`Tablebase::open`]).
@@ -507,9 +507,16 @@ impl Tablebase {
 /// # Errors
 /// A point name that does not exist, or a point named twice.
 pub(crate) fn parse_points(text: &str) -> Result<BitBoard, String> {
+    parse_points_on(text, &crate::board::NINE)
+}
+
+/// A set of points of `board` from their names separated by spaces or commas.
+pub(crate) fn parse_points_on(text: &str, board: &crate::board::Board) -> Result<BitBoard, String> {
     let mut bb = BitBoard::EMPTY;
     for name in text.split([' ', ',']).filter(|s| !s.is_empty()) {
-        let p = Point::from_name(name).ok_or_else(|| format!("no point named '{name}'"))?;
+        let p = board
+            .point_named(name)
+            .ok_or_else(|| format!("no point named '{name}' on the {} board", board.name))?;
         if bb.has(p) {
             return Err(format!("point {name} named twice"));
         }

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use super::entry::{DIST, LOSS, WIN};
 use super::*;
+use crate::Point;
 use crate::minimax::{Minimax, MinimaxConfig, forced_result_plies};
 use crate::outcome::Outcome;
 use crate::{Agent, Game, Rng};
@@ -754,7 +755,6 @@ fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
     for bad in [
         header(&|h| h.format = "something-else".into()),
         header(&|h| h.version = 2),
-        header(&|h| h.rules = "twelve".into()),
         header(&|h| h.rules = "tournament".into()),
         String::new(),
         lines[0].to_string(),
@@ -762,6 +762,12 @@ fn a_judged_set_that_breaks_the_rules_is_refused_naming_the_line() {
         let e = load(&bad).expect_err("bad header");
         assert!(matches!(e, JudgedError::Header { .. }), "{e}");
     }
+    // Another variant's rules: its positions are checked under them (six's board has no g7).
+    let e = load(&header(&|h| h.rules = "six".into())).expect_err("six");
+    assert!(
+        matches!(&e, JudgedError::Position { line: 2, reason, .. } if reason.contains("six board")),
+        "{e}"
+    );
     // A field left out, or one the format does not have.
     let e = load(&with_line(1, lines[1].replacen("\"removing\":false,", "", 1))).expect_err("no removing");
     assert!(matches!(e, JudgedError::Json { line: 2, .. }), "{e}");

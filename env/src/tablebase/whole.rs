@@ -19,7 +19,8 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::{TablebaseError, Wdl};
+use super::{JudgedError, JudgedPosition, TablebaseError, Wdl};
+use crate::Rng;
 use crate::position::Position;
 use crate::rules::Rules;
 use crate::types::{BitBoard, Color};
@@ -107,6 +108,8 @@ pub struct WholeGameSummary {
 #[derive(Debug)]
 pub struct WholeGame {
     rules: Rules,
+    /// Every position's key, in the order found (the root first).
+    keys: Vec<u64>,
     index: FxHashMap<u64, u32>,
     values: Vec<u16>,
     summary: WholeGameSummary,
@@ -257,7 +260,7 @@ impl WholeGame {
             enumerate_seconds,
             solve_seconds,
         };
-        Ok(WholeGame { rules, index, values, summary })
+        Ok(WholeGame { rules, keys, index, values, summary })
     }
 
     /// The figures of the solution.
@@ -274,6 +277,85 @@ impl WholeGame {
     /// root (or of other rules: its key is not among the solved ones).
     pub fn value(&self, pos: &Position) -> Option<Solved> {
         self.index.get(&position_key(pos)).map(|&i| decode(self.values[i as usize]))
+    }
+
+    /// Judges a live position by the solution: every legal turn valued
+    /// ([`JudgedPosition`]), under `rules` (the solved variant's rules with their draw rules:
+    /// the caller keeps to positions whose values hold under them, as [`WholeGame::judged_sample`]
+    /// does).
+    ///
+    /// # Errors
+    /// A finished game, or a turn leading to a position the solution does not hold.
+    pub fn judge(&self, rules: &Rules, source: &str, pos: &Position) -> Result<JudgedPosition, JudgedError> {
+        JudgedPosition::judge_by(rules, source, pos, |after, me| {
+            if let Some(v) = Wdl::of_outcome(after.outcome(rules), me) {
+                return Ok(v);
+            }
+            let v = self.value(after).ok_or_else(|| {
+                TablebaseError::NotCovered(format!(
+                    "a position the whole-game solution does not hold:\n{}",
+                    after.display(rules)
+                ))
+            })?;
+            Ok(if after.current_player() == me { v.wdl } else { v.wdl.flip() })
+        })
+    }
+
+    /// `n` positions drawn uniformly (without repeats) from the live positions reachable from
+    /// the root (with `placing`, from those with pieces in hand), each judged turn by turn
+    /// ([`WholeGame::judge`]) under `rules` (the solved variant's, draw rules
+    /// included). Only positions whose every move leads to a draw or to a win or loss within
+    /// `rules`' N-move limit are drawn: there the draw rules cannot change a value (no quiet
+    /// stretch can reach the limit before the game ends, and a winner who shortens the distance
+    /// never repeats a position), so the stored values hold under `rules` exactly. Fewer than
+    /// `n` when fewer qualify.
+    ///
+    /// # Errors
+    /// Rules of another variant or flying than the solution's, or a position that cannot be
+    /// judged.
+    pub fn judged_sample(
+        &self,
+        rules: &Rules,
+        source: &str,
+        n: usize,
+        seed: u64,
+        placing: bool,
+    ) -> Result<Vec<JudgedPosition>, JudgedError> {
+        if (rules.variant, rules.flying) != (self.rules.variant, self.rules.flying) {
+            return Err(TablebaseError::NotCovered(format!(
+                "rules of {} (flying {}) for a solution of {} (flying {})",
+                rules.variant, rules.flying, self.rules.variant, self.rules.flying
+            ))
+            .into());
+        }
+        let limit = rules.n_move_rule.map_or(u16::MAX, |n| n.min(u32::from(PLIES)) as u16);
+        let mut rng = Rng::seed_from_u64(seed);
+        let mut taken = rustc_hash::FxHashSet::default();
+        let mut out = Vec::new();
+        // Enough tries to find `n` where they are rare, bounded where they do not exist.
+        for _ in 0..n.saturating_mul(1000).max(100_000) {
+            if out.len() == n {
+                break;
+            }
+            let i = rng.below(self.keys.len() as u32) as usize;
+            if !taken.insert(i) {
+                continue;
+            }
+            let pos = position_of(self.keys[i], rules)?;
+            let hands = pos.in_hand(Color::White) + pos.in_hand(Color::Black);
+            if pos.outcome(rules).is_terminal() || (placing && hands == 0) {
+                continue;
+            }
+            let within = pos.legal_actions(rules).iter().all(|a| {
+                let mut next = pos;
+                next.apply_unchecked(a, rules);
+                self.value(&next).is_some_and(|v| v.wdl == Wdl::Draw || v.plies < limit)
+            });
+            if within {
+                out.push(self.judge(rules, source, &pos)?);
+            }
+        }
+        Ok(out)
     }
 
     /// Checks every value against the rules, independently of the solver's bookkeeping (its
@@ -441,6 +523,29 @@ mod tests {
         let i = solved.values.iter().position(|&v| v & !PLIES == WIN && v & PLIES > 1).expect("a long win");
         solved.values[i] = WIN | 1;
         assert!(matches!(solved.check(), Err(TablebaseError::WholeGameMismatch { .. })));
+    }
+
+    #[test]
+    fn judged_positions_of_a_solution_load_back_and_judge_an_agent() {
+        let (rules, root) = six_endgame();
+        let solved = WholeGame::solve_from(&rules, &root, 2_000_000).expect("solved");
+        let positions = solved.judged_sample(&rules, "uniform", 20, 1, false).expect("judged");
+        assert_eq!(positions.len(), 20);
+        // Written with six's point names, and every stored turn is a legal one.
+        assert!(
+            positions.iter().all(|p| p.white.split(' ').all(|n| crate::board::SIX.point_named(n).is_some()))
+        );
+        let set = super::super::JudgedSet::new("six", "test", positions).expect("a set");
+        let back = super::super::JudgedSet::parse(&set.to_jsonl(), std::path::Path::new("six.jsonl"))
+            .expect("loads");
+        assert_eq!(back, set);
+        // Every turn the agent makes is one of the stored ones (judged, kept or not).
+        let mut agent = crate::Minimax::new(crate::MinimaxConfig::depth(6));
+        let acc = super::super::measure_judged(&back.positions, &rules, &mut agent).total();
+        assert_eq!(acc.positions, 20);
+        assert_eq!(acc.kept + acc.win_to_draw + acc.win_to_loss + acc.draw_to_loss, 20, "{acc:?}");
+        // Other rules are refused.
+        assert!(solved.judged_sample(&Rules { flying: true, ..rules }, "uniform", 1, 1, false).is_err());
     }
 
     #[test]
