@@ -236,9 +236,10 @@ fn export_then_play_a_scripted_game_over_stdin() {
     let mut stdin = child.stdin.take().unwrap();
     let mut seen = String::new();
     let mut transcript = String::new();
-    // An illegal move, a real move, then take it back; after that the first legal move.
+    // An illegal move, a hint, a real move, a hint from the tree kept since the model's reply,
+    // then take it back; after that the first legal move.
     let long = "x".repeat(100_000);
-    let mut script = vec!["zz", "\u{1b}[2J", long.as_str(), "FIRST", "undo"].into_iter();
+    let mut script = vec!["zz", "\u{1b}[2J", long.as_str(), "hint", "FIRST", "hint", "undo"].into_iter();
     let mut turns = 0;
     while let Ok(chunk) = rx.recv_timeout(Duration::from_secs(60)) {
         seen.push_str(&chunk);
@@ -272,6 +273,8 @@ fn export_then_play_a_scripted_game_over_stdin() {
     assert!(transcript.contains("with control characters") && !transcript.contains('\u{1b}'));
     assert!(transcript.contains("100000 characters") && !transcript.contains("xxxxxxxxxxxxxxxxxxxxxxxx"));
     assert!(transcript.contains("Took back your last move."));
+    assert_eq!(transcript.matches("hint: ").count(), 2, "{transcript}");
+    assert!(!transcript.contains("hint: none") && transcript.contains("for you; search value"));
     assert!(transcript.contains("Model plays") && transcript.contains("network: win"));
     assert!(transcript.contains("Game over:"), "the game finished: {transcript}");
     let o = eval(&["play", "--model", dir.join("missing").to_str().unwrap()]);

@@ -6,11 +6,11 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use crate::agents::LoadedModel;
-use morris_env::{Action, Color, Game, Rules};
+use crate::agents::{AgentSpec, LoadedModel, Searcher};
+use morris_env::{Action, Agent, Color, Game, Rules};
+use morris_train::agents::{AzAgent, PlayBudget};
 use morris_train::evaluator::{EvalBatch, Evaluator, Leaf};
-use morris_train::mcts::{Mcts, MctsConfig, Tree};
-use morris_train::net_evaluator::NetEvaluator;
+use morris_train::mcts::{Limits, MctsConfig};
 use morris_train::store::ModelCard;
 
 use crate::error::{EvalError, Result};
@@ -40,9 +40,28 @@ pub struct PlaySettings {
     pub seed: u64,
 }
 
-const HELP: &str = "Moves: a point to place (d6), from-to to slide or fly (a1-a4), x and a point to remove \
-(xg7). Commands: undo (take back your last move), hint (what the model would play), moves (list \
-the legal moves), help, quit.";
+/// Examples of each kind of move on `rules`' board, in notation: a placement, a slide and a
+/// removal (`d6`, `a1-a4`, `xg7` on nine's board).
+fn examples(rules: &Rules) -> [String; 3] {
+    let board = rules.variant.board();
+    if board.name == morris_env::board::NINE.name {
+        return ["d6".into(), "a1-a4".into(), "xg7".into()];
+    }
+    let name = |p: u8| board.names[p as usize];
+    let (a, b) = board.edges().first().copied().unwrap_or((0, 0));
+    let last = (board.num_points - 1) as u8;
+    [name(last / 2).to_string(), format!("{}-{}", name(a), name(b)), format!("x{}", name(last))]
+}
+
+/// The help text, with moves of `rules`' board as examples.
+fn help(rules: &Rules) -> String {
+    let [place, slide, remove] = examples(rules);
+    format!(
+        "Moves: a point to place ({place}), from-to to slide or fly ({slide}), x and a point to remove \
+({remove}). Commands: undo (take back your last move), hint (what the model would play), moves (list \
+the legal moves), help, quit."
+    )
+}
 
 /// The legal moves of `game` in notation, space-separated.
 fn legal_moves(game: &Game) -> String {
@@ -53,12 +72,11 @@ fn io(e: std::io::Error) -> EvalError {
     EvalError::io("write to", Path::new("the terminal"), e)
 }
 
-/// The model's side: a network evaluator and a search tree.
+/// The model's side: the agent its spec builds ([`AgentSpec::searcher`]), whose tree is kept
+/// from move to move.
 struct Engine {
-    evaluator: NetEvaluator,
-    mcts: Mcts,
-    tree: Option<Tree>,
-    seed: u64,
+    agent: Box<AzAgent>,
+    sims: u32,
 }
 
 impl Engine {
@@ -66,23 +84,16 @@ impl Engine {
     fn wdl(&mut self, game: &Game) -> [f32; 3] {
         let leaf = Leaf { position: *game.position(), repetitions: game.repetitions() };
         let mut out = EvalBatch::default();
-        self.evaluator.evaluate(game.rules(), &[leaf], &[game.legal_actions()], &mut out);
+        self.agent.evaluator_mut().evaluate(game.rules(), &[leaf], &[game.legal_actions()], &mut out);
         out.wdl.first().copied().unwrap_or([0.0; 3])
     }
 
-    /// Searches `game` and returns the chosen action with the root value.
+    /// Searches `game` (continuing below the moves played since the last search) and returns
+    /// the chosen action with its searched value for the player to move.
     fn search(&mut self, game: &Game) -> Option<(Action, f32)> {
-        let tree = match &mut self.tree {
-            Some(t) => {
-                t.sync(game, true);
-                t
-            }
-            None => self.tree.insert(Tree::new(game, self.seed)),
-        };
-        self.mcts.search(std::slice::from_mut(tree), &mut self.evaluator);
-        let action = tree.choose_action(&self.mcts.config, 0.0)?;
-        // The searched value of the chosen move, for the player to move.
-        let value = tree.child_values().iter().find(|c| c.0 == action).map_or(0.0, |c| c.2);
+        self.agent.search(game, &Limits::simulations(self.sims));
+        let action = self.agent.best_action()?;
+        let value = self.agent.tree()?.child_values().iter().find(|c| c.0 == action).map_or(0.0, |c| c.2);
         Some((action, value))
     }
 }
@@ -102,7 +113,6 @@ pub fn play<R: BufRead, W: Write>(
     // The game is of the network's variant, under the draw rules it was trained with.
     let loaded = LoadedModel::open(model_dir, None)?;
     let rules = preset.for_variant(loaded.variant());
-    let (model, device) = loaded.into_parts();
     let about = match &card {
         Some(c) => format!(
             "step {}{}",
@@ -116,13 +126,15 @@ pub fn play<R: BufRead, W: Write>(
     };
     writeln!(out, "Model {} ({about}), {} simulations per move.", model_dir.display(), settings.sims)
         .map_err(io)?;
-    writeln!(out, "You play {}. {HELP}", settings.human).map_err(io)?;
-    let mut engine = Engine {
-        evaluator: NetEvaluator::new(model, device),
-        mcts: Mcts::new(MctsConfig { num_simulations: settings.sims.max(1), ..MctsConfig::default() }),
-        tree: None,
-        seed: settings.seed,
+    writeln!(out, "You play {}. {}", settings.human, help(&rules)).map_err(io)?;
+    // The tree is kept from move to move (and dropped on `undo`).
+    let sims = settings.sims.max(1);
+    let search = MctsConfig { num_simulations: sims, reuse_tree: true, ..MctsConfig::default() };
+    let spec = AgentSpec::Az { model: loaded, search, budget: PlayBudget::default() };
+    let Searcher::Az(agent) = spec.searcher(settings.seed)? else {
+        return Err(EvalError::Internal("a network's spec built another kind of agent".into()));
     };
+    let mut engine = Engine { agent, sims };
     let mut game = Game::new(rules);
     // Game lengths at the start of each of the person's turns, for `undo`.
     let mut turn_starts: Vec<usize> = Vec::new();
@@ -182,7 +194,7 @@ pub fn play<R: BufRead, W: Write>(
                 writeln!(out, "Bye.").map_err(io)?;
                 return Ok(Ending::Quit);
             }
-            "help" | "?" => writeln!(out, "{HELP}").map_err(io)?,
+            "help" | "?" => writeln!(out, "{}", help(&rules)).map_err(io)?,
             "moves" => writeln!(out, "legal moves: {}", legal_moves(&game)).map_err(io)?,
             "hint" => {
                 let wdl = engine.wdl(&game);
@@ -207,7 +219,7 @@ pub fn play<R: BufRead, W: Write>(
                         while game.actions().len() > target {
                             game.undo();
                         }
-                        engine.tree = None;
+                        engine.agent.reset();
                         shown = None;
                         writeln!(out, "Took back your last move.").map_err(io)?;
                     }
@@ -220,9 +232,10 @@ pub fn play<R: BufRead, W: Write>(
             // Not echoed back: control bytes would reach the terminal, and a long line would be
             // printed again in full.
             text if text.chars().count() > MAX_MOVE_CHARS || text.chars().any(char::is_control) => {
+                let [place, slide, remove] = examples(&rules);
                 writeln!(
                     out,
-                    "That is not a move ({} characters{}): write a point (d6), a move (a1-a4) or a removal (xg7). Legal moves: {}",
+                    "That is not a move ({} characters{}): write a point ({place}), a move ({slide}) or a removal ({remove}). Legal moves: {}",
                     text.chars().count(),
                     if text.chars().any(char::is_control) { ", with control characters" } else { "" },
                     legal_moves(&game)
@@ -240,5 +253,24 @@ pub fn play<R: BufRead, W: Write>(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_help_shows_moves_of_the_games_board() {
+        assert_eq!(examples(&Rules::standard()), ["d6", "a1-a4", "xg7"].map(String::from));
+        let six = Rules::six();
+        let board = six.variant.board();
+        let [place, slide, remove] = examples(&six);
+        assert!(board.point_named(&place).is_some(), "{place}");
+        let (a, b) = slide.split_once('-').expect("from-to");
+        let (a, b) = (board.point_named(a).expect("a point"), board.point_named(b).expect("a point"));
+        assert!(board.adjacent[a.index()].has(b), "{slide} is not along a line");
+        assert!(remove.strip_prefix('x').and_then(|p| board.point_named(p)).is_some(), "{remove}");
+        assert!(help(&six).contains(&format!("({place})")) && !help(&six).contains("xg7"));
     }
 }
