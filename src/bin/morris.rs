@@ -197,8 +197,9 @@ enum TablebaseCommand {
         /// morris as the World Merrills Association plays it).
         #[arg(long)]
         flying: Option<bool>,
-        /// Most positions to hold (each costs about 100 bytes while solving).
-        #[arg(long, default_value_t = 200_000_000)]
+        /// Most positions to hold (each costs about 100 bytes while solving: the default, a
+        /// little above six men's morris's 48 million, needs about 6 GB).
+        #[arg(long, default_value_t = 60_000_000)]
         max_positions: usize,
         /// Then check every value against the rules: each must follow from its moves' values
         /// by one step, the moves generated again by the rules (about as long as the solve).

@@ -84,7 +84,7 @@ pub struct WholeGameSummary {
     pub positions: u64,
     /// Moves between them (each legal action of each position that has not ended).
     pub moves: u64,
-    /// Positions won, drawn and lost for the player to move.
+    /// Positions won for the player to move.
     pub wins: u64,
     /// Drawn positions.
     pub draws: u64,
@@ -98,7 +98,7 @@ pub struct WholeGameSummary {
     pub longest_win: u16,
     /// The longest loss, in actions.
     pub longest_loss: u16,
-    /// Seconds to enumerate the positions, and to value them.
+    /// Seconds to enumerate the positions and their moves.
     pub enumerate_seconds: f64,
     /// Seconds of the retrograde analysis.
     pub solve_seconds: f64,
@@ -304,8 +304,8 @@ impl WholeGame {
     /// `n` positions drawn uniformly (without repeats) from the live positions reachable from
     /// the root (with `placing`, from those with pieces in hand), each judged turn by turn
     /// ([`WholeGame::judge`]) under `rules` (the solved variant's, draw rules
-    /// included). Only positions whose every move leads to a draw or to a win or loss within
-    /// `rules`' N-move limit are drawn: there the draw rules cannot change a value (no quiet
+    /// included). Only positions whose every turn (a move and each removal it allows) leads to
+    /// an end, a draw or a win or loss within `rules`' N-move limit are drawn: there the draw rules cannot change a value (no quiet
     /// stretch can reach the limit before the game ends, and a winner who shortens the distance
     /// never repeats a position), so the stored values hold under `rules` exactly. Fewer than
     /// `n` when fewer qualify.
@@ -321,6 +321,12 @@ impl WholeGame {
         seed: u64,
         placing: bool,
     ) -> Result<Vec<JudgedPosition>, JudgedError> {
+        if rules.turn_cap.is_some() {
+            return Err(TablebaseError::NotCovered(
+                "judged values under a turn cap: the solution does not count turns".into(),
+            )
+            .into());
+        }
         if (rules.variant, rules.flying) != (self.rules.variant, self.rules.flying) {
             return Err(TablebaseError::NotCovered(format!(
                 "rules of {} (flying {}) for a solution of {} (flying {})",
@@ -346,10 +352,11 @@ impl WholeGame {
             if pos.outcome(rules).is_terminal() || (placing && hands == 0) {
                 continue;
             }
-            let within = pos.legal_actions(rules).iter().all(|a| {
-                let mut next = pos;
-                next.apply_unchecked(a, rules);
-                self.value(&next).is_some_and(|v| v.wdl == Wdl::Draw || v.plies < limit)
+            // Every turn (a move and each removal it allows, as the set records them) leads to
+            // an end, a draw or a decided position within the limit.
+            let within = super::legal_turns(&pos, rules).iter().all(|(_, after)| {
+                after.outcome(rules).is_terminal()
+                    || self.value(after).is_some_and(|v| v.wdl == Wdl::Draw || v.plies < limit)
             });
             if within {
                 out.push(self.judge(rules, source, &pos)?);
@@ -381,6 +388,8 @@ impl WholeGame {
                     wdl: if winner == pos.current_player() { Wdl::Win } else { Wdl::Loss },
                     plies: 0,
                 },
+                // A full board (twelve's, morabaraba's) ends the game drawn.
+                crate::Outcome::Draw(_) => Solved { wdl: Wdl::Draw, plies: 0 },
                 _ => {
                     // The best move's value for the player to move at `pos`: the shortest win,
                     // else a draw, else the longest loss.
