@@ -32,6 +32,15 @@ pub fn exit_code<E: std::fmt::Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
+/// The command line as a user types it, `binary` and its arguments whatever the binary's path:
+/// what a file written by a command records as `made_by`.
+pub fn command_line(binary: &str) -> String {
+    std::iter::once(binary.to_string())
+        .chain(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker|six`), shared by the
 /// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

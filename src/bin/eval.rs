@@ -545,11 +545,7 @@ fn run(command: Command) -> Result<(), EvalError> {
                     "no positions to judge: give --uniform N, --placement N or --games FILE".into(),
                 ));
             }
-            // The command as a user types it, whatever the binary's path.
-            let made_by = std::iter::once("eval".to_string())
-                .chain(std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let made_by = morris::command_line("eval");
             let set = morris_env::tablebase::JudgedSet::new(from.rules.name(), &made_by, judged)
                 .map_err(EvalError::Usage)?;
             write_atomic(&out, set.to_jsonl().as_bytes())?;

@@ -11,6 +11,7 @@ use morris::Preset;
 use morris_env::tablebase::{self, BuildEvent, Placement, SectorSummary, Tablebase, Wdl};
 use morris_env::{Color, Game, Minimax, MinimaxConfig, Rng, perft, perft_divide};
 use morris_eval::uci::{self, EngineOptions};
+use morris_train::store::files::{write_atomic, write_json};
 
 #[derive(Parser)]
 #[command(name = "morris", version, about = "Nine Men's Morris rules tools and UCI engine")]
@@ -470,8 +471,7 @@ fn solve_whole_game(
         );
     }
     if let Some(path) = json {
-        let text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+        write_json(path, s).map_err(|e| e.to_string())?;
     }
     if let Some((path, preset, n, seed)) = judged {
         let t = Instant::now();
@@ -481,12 +481,8 @@ fn solve_whole_game(
             positions
                 .extend(solved.judged_sample(rules, source, n, seed, placing).map_err(|e| e.to_string())?);
         }
-        let made_by = format!(
-            "morris tablebase solve --rules {preset} --judged {} --judged-positions {n} --seed {seed}",
-            path.display()
-        );
-        let set = tablebase::JudgedSet::new(preset, &made_by, positions)?;
-        std::fs::write(&path, set.to_jsonl()).map_err(|e| format!("{}: {e}", path.display()))?;
+        let set = tablebase::JudgedSet::new(preset, &morris::command_line("morris"), positions)?;
+        write_atomic(&path, set.to_jsonl().as_bytes()).map_err(|e| e.to_string())?;
         println!(
             "{} positions judged in {:.1} s, written to {}",
             set.positions.len(),

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::{JudgedError, JudgedPosition, TablebaseError, Wdl};
+use super::{JudgedError, JudgedPosition, Probe, TablebaseError, Wdl};
 use crate::Rng;
 use crate::position::Position;
 use crate::rules::Rules;
@@ -410,10 +410,9 @@ impl WholeGame {
                             child.wdl.flip()
                         };
                         let this = Solved { wdl, plies: if wdl == Wdl::Draw { 0 } else { child.plies + 1 } };
-                        best = Some(match best {
-                            None => this,
-                            Some(b) => better(b, this),
-                        });
+                        if best.is_none_or(|b| preference(this) > preference(b)) {
+                            best = Some(this);
+                        }
                     }
                     best.unwrap_or(Solved { wdl: Wdl::Loss, plies: 0 })
                 }
@@ -429,15 +428,10 @@ impl WholeGame {
     }
 }
 
-/// The better of two values for the player to move: a shorter win, a draw over a loss, a
-/// longer loss.
-fn better(a: Solved, b: Solved) -> Solved {
-    let rank = |s: Solved| match s.wdl {
-        Wdl::Win => (2, -i32::from(s.plies)),
-        Wdl::Draw => (1, 0),
-        Wdl::Loss => (0, i32::from(s.plies)),
-    };
-    if rank(b) > rank(a) { b } else { a }
+/// How good a value is for the player to move, as the tables order their probes
+/// ([`Probe::preference`]): quicker wins, then draws, then slower losses.
+fn preference(s: Solved) -> i32 {
+    Probe { wdl: s.wdl, plies: s.plies }.preference()
 }
 
 #[cfg(test)]
