@@ -41,7 +41,7 @@ pub fn command_line(binary: &str) -> String {
         .join(" ")
 }
 
-/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker|six`), shared by the
+/// Rules presets as a command-line value (`--rules standard|openspiel|twelve|morabaraba|lasker|six|three`), shared by the
 /// binaries: [`Rules::PRESETS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
@@ -61,6 +61,9 @@ pub enum Preset {
     /// Six men's morris (two squares of 16 points, 6 pieces, mills only along the sides, no
     /// flying) under the standard draw rules.
     Six,
+    /// Three men's morris (the 3 × 3 grid, 3 pieces, a line of three wins, no flying) under the
+    /// standard draw rules.
+    Three,
 }
 
 impl Preset {
@@ -73,6 +76,7 @@ impl Preset {
             Preset::Morabaraba => Rules::morabaraba(),
             Preset::Lasker => Rules::lasker(),
             Preset::Six => Rules::six(),
+            Preset::Three => Rules::three(),
         }
     }
 
@@ -85,6 +89,7 @@ impl Preset {
             Preset::Morabaraba => "morabaraba",
             Preset::Lasker => "lasker",
             Preset::Six => "six",
+            Preset::Three => "three",
         }
     }
 }

@@ -541,3 +541,36 @@ fn six_mens_morris_agents_are_judged_on_the_stored_solved_set() {
     let o = eval(&["strength", "random", "--positions", set, "--pairs", "0"]);
     assert!(!o.status.success() && text(&o).1.contains("--rules six"), "{}", text(&o).1);
 }
+
+#[test]
+fn three_mens_morris_is_solved_by_the_cli_and_judges_a_perfect_searcher_perfect() {
+    // `morris tablebase solve --rules three`: a first-player win in 9 actions, and its checked
+    // figures in the JSON summary.
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let json = scratch.path().join("three.json");
+    let o = morris(&["tablebase", "solve", "--rules", "three", "--check", "--json", json.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("three (flying off): the start is a first-player win in 9 actions"), "{out}");
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(summary["positions"], 5390, "{summary}");
+    // data/judged-positions-three.jsonl, written by `--judged` from that solution: minimax at
+    // depth 10 sees every line to its end (the longest win is 9 actions, the longest loss 10),
+    // so it keeps every value.
+    let set = concat!(env!("CARGO_MANIFEST_DIR"), "/data/judged-positions-three.jsonl");
+    let report = scratch.path().join("strength.json");
+    let args = "strength minimax:depth=10 --rules three --pairs 0 --positions";
+    let o =
+        eval(&[args.split(' ').collect::<Vec<_>>(), vec![set, "--json", report.to_str().unwrap()]].concat());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    for (row, source) in report["accuracy"]["rows"].as_array().unwrap().iter().zip(["uniform", "placement"]) {
+        assert_eq!(row["source"], source, "{out}");
+        assert_eq!(
+            (row["accuracy"]["positions"].as_u64(), row["accuracy"]["kept"].as_u64()),
+            (Some(500), Some(500)),
+            "{out}"
+        );
+    }
+}

@@ -251,6 +251,10 @@ fn scripted_protocol_session() {
     assert_eq!(best, "e5", "{info:?}");
     assert!(info.iter().any(|l| l.contains(" pv e5")), "{info:?}");
     e.rejects("position startpos moves g7", "move 1 'g7'");
+    // Three men's morris: minimax completes the diagonal a1 b2 c3 with White's third piece.
+    e.send("setoption name Rules value three");
+    let (info, best) = e.search_under(Rules::three(), "b2 a3 a1 c1", "go depth 2", 10.0);
+    assert_eq!(best, "c3", "{info:?}");
     e.send("setoption name Rules value twelve");
     e.send("setoption name Engine value az");
     e.send(&format!("setoption name Model value {}", shipped()));

@@ -59,6 +59,7 @@ fn bench_playouts(c: &mut Criterion) {
         ("morabaraba", Rules::morabaraba()),
         ("lasker", Rules::lasker()),
         ("six", Rules::six()),
+        ("three", Rules::three()),
     ] {
         g.bench_function(format!("position_{name}"), |b| {
             let mut rng = Rng::seed_from_u64(1);

@@ -71,7 +71,9 @@ impl Action {
 }
 
 /// The same encoding on any board of `N` points (its [`Board::num_actions`] actions): `0..N`
-/// point actions, `N + N·from + to` moves. On the 24-point boards these are the methods above.
+/// point actions, then `S + S·from + to` moves, `S` the board's [`Board::move_stride`] (`N`
+/// rounded up to a multiple of 8: `N` itself on the 24-point boards and six men's morris's 16,
+/// 16 on three men's morris's 9). On the 24-point boards these are the methods above.
 impl Action {
     /// The point action on `p` of `board`.
     #[inline]
@@ -82,11 +84,13 @@ impl Action {
     /// The move action from `from` to `to` on `board`.
     #[inline]
     pub const fn movement_on(board: &Board, from: Point, to: Point) -> Action {
-        let n = board.num_points;
-        Action((n + from.index() * n + to.index()) as u16)
+        let s = board.move_stride();
+        Action((s + from.index() * s + to.index()) as u16)
     }
 
-    /// Whether this index lies in `board`'s action space.
+    /// Whether this index lies in `board`'s action space (which, on a board whose points are
+    /// not a multiple of 8, also holds indices that are no action: [`Action::as_point_on`] and
+    /// [`Action::as_movement_on`] both refuse those).
     #[inline]
     pub const fn is_in_range_on(self, board: &Board) -> bool {
         (self.0 as usize) < board.num_actions()
@@ -98,15 +102,16 @@ impl Action {
         if (self.0 as usize) < board.num_points { Point::try_index(self.0 as usize) } else { None }
     }
 
-    /// For a move action on `board`, `(from, to)`.
+    /// For a move action on `board`, `(from, to)`; `None` for the indices of a move block past
+    /// the board's points.
     #[inline]
     pub const fn as_movement_on(self, board: &Board) -> Option<(Point, Point)> {
-        let (i, n) = (self.0 as usize, board.num_points);
-        if i < n || i >= board.num_actions() {
+        let (i, s) = (self.0 as usize, board.move_stride());
+        if i < s || i >= board.num_actions() || (i - s) % s >= board.num_points {
             return None;
         }
-        let m = i - n;
-        Some((Point::from_index_unchecked(m / n), Point::from_index_unchecked(m % n)))
+        let m = i - s;
+        Some((Point::from_index_unchecked(m / s), Point::from_index_unchecked(m % s)))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Board geometries as data: a morris board is its points' names, its mills and its drawn lines, and every table the rules use (adjacency, mills through a point, symmetries) is derived from those at compile time.
 //!
-//! The nine men's morris board ([`NINE`]), twelve's ([`TWELVE`], nine's with the diagonals) and
-//! six's ([`SIX`], two squares, no game plays it yet) exist so far; the crate's nine-only code reads nine's tables through [`crate::tables`],
+//! The nine men's morris board ([`NINE`]), twelve's ([`TWELVE`], nine's with the diagonals),
+//! six's ([`SIX`], two squares) and three's ([`THREE`], the 3 × 3 grid) exist so far; the crate's nine-only code reads nine's tables through [`crate::tables`],
 //! [`crate::Point`] and [`crate::Symmetry`], and the rules read a variant's board through
 //! [`crate::Variant::board`]. The other boards of the morris family
 //! (docs/plans/morris-family.md) are further constants of the same type.
@@ -289,11 +289,20 @@ impl Board {
         BitBoard(out)
     }
 
-    /// The size of the board's action space: `N` point actions (place or remove on a point) and
-    /// `N × N` moves (`N + N·from + to`): 600 on the 24-point boards (OpenSpiel's encoding), 272
-    /// on six men's morris's 16 points.
+    /// The width of a point's block of move actions: the number of points rounded up to a
+    /// multiple of 8, so that each point's moves fill whole bytes of a mask (24 on the 24-point
+    /// boards, 16 on six men's morris's, 16 on three men's morris's 9 points).
+    pub const fn move_stride(&self) -> usize {
+        self.num_points.next_multiple_of(8)
+    }
+
+    /// The size of the board's action space: `N` point actions (place or remove on a point),
+    /// then a block of [`Board::move_stride`] `S` actions per point for its moves
+    /// (`S + S·from + to`), `S + N·S` in all: 600 on the 24-point boards (OpenSpiel's encoding,
+    /// `S = N`), 272 on six men's morris's 16 points, 160 on three men's morris's 9 (of which
+    /// actions 9..16 and each block's last 7 are never legal).
     pub const fn num_actions(&self) -> usize {
-        self.num_points + self.num_points * self.num_points
+        self.move_stride() * (1 + self.num_points)
     }
 
     /// The point named `name` (case-insensitive), if the board has one.
@@ -397,8 +406,19 @@ pub(crate) const SIX_SPOKES: [(u8, u8); 4] = [(1, 4), (6, 7), (8, 9), (14, 11)];
 /// swapping the squares).
 pub const SIX: Board = Board::new("six", 5, &SIX_NAMES, &SIX_MILLS, &SIX_SPOKES);
 
+/// The points of the three men's morris board, the 3 × 3 lattice, row by row from the top left.
+pub(crate) const THREE_NAMES: [&str; 9] = ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"];
+
+/// The 8 lines of three men's morris: the three rows, the three columns and both diagonals.
+pub(crate) const THREE_LINES: [[u8; 3]; 8] =
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
+
+/// The three men's morris board: the 3 × 3 grid, 9 points, 8 lines of three (the centre on 4
+/// of them), 16 drawn lines (the diagonals' steps included), 8 symmetries (the square's).
+pub const THREE: Board = Board::new("three", 3, &THREE_NAMES, &THREE_LINES, &[]);
+
 /// Every board, by [`Board::name`].
-pub const BOARDS: [&Board; 3] = [&NINE, &TWELVE, &SIX];
+pub const BOARDS: [&Board; 4] = [&NINE, &TWELVE, &SIX, &THREE];
 
 /// The board named `name`, if there is one.
 pub fn named(name: &str) -> Option<&'static Board> {
@@ -498,11 +518,13 @@ mod tests {
     fn a_board_keeps_only_the_maps_that_keep_its_mills() {
         // Three men's morris: the 3 × 3 lattice, rows, columns and diagonals. Swapping the
         // squares is the identity here (one ring), so the 8 maps of the square remain.
-        const NAMES: [&str; 9] = ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"];
-        const LINES: [[u8; 3]; 8] =
-            [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
-        const THREE: Board = Board::new("three", 3, &NAMES, &LINES, &[]);
+        const NAMES: [&str; 9] = THREE_NAMES;
         assert_eq!((THREE.num_symmetries, THREE.mills_per_point, THREE.edges().len()), (8, 4, 16));
+        // The centre touches every point; a corner and an edge's midpoint touch three.
+        let degrees: Vec<u32> = (0..9).map(|p| THREE.adjacent[p].count()).collect();
+        assert_eq!(degrees, [3, 3, 3, 3, 8, 3, 3, 3, 3]);
+        assert_eq!((THREE.move_stride(), THREE.num_actions()), (16, 160));
+        assert_eq!((NINE.num_actions(), SIX.num_actions()), (600, 272));
         // Without the diagonals, the lines still allow the 8 maps, and no point is on 4 mills.
         const SQUARE: Board =
             Board::new("square", 3, &NAMES, &[[0, 1, 2], [6, 7, 8], [0, 3, 6], [2, 5, 8]], &[]);

@@ -9,7 +9,9 @@ use crate::types::Point;
 /// Why an action was rejected. The position is left unchanged whenever this is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActionError {
-    /// The index is not below the board's action count (600 on the 24-point boards).
+    /// The index is not below the board's action count (600 on the 24-point boards), or names
+    /// no point or move of the board (three men's morris numbers its 9 points' moves in blocks
+    /// of 16: [`crate::board::Board::move_stride`]).
     OutOfRange(Action),
     /// The game is already over.
     GameOver,
@@ -67,6 +69,14 @@ impl fmt::Display for ActionErrorOn<'_> {
             }
         };
         match &self.error {
+            ActionError::OutOfRange(a) if a.is_in_range_on(board) => {
+                let s = board.move_stride();
+                write!(
+                    f,
+                    "action {} names no point or move of the {} board (points are 0..{}, moves {s} + {s}·from + to)",
+                    a.0, board.name, board.num_points
+                )
+            }
             ActionError::OutOfRange(a) => {
                 write!(f, "action {} is out of range (valid actions are 0..{})", a.0, board.num_actions())
             }

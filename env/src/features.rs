@@ -117,7 +117,7 @@ pub fn constant_planes(pos: &Position, rules: &Rules, repetitions: u32) -> [f32;
     [
         pos.in_hand(me) as f32 / pieces,
         pos.in_hand(opp) as f32 / pieces,
-        pos.removals_pending() as f32 / rules.variant.max_removals() as f32,
+        pos.removals_pending() as f32 / rules.variant.max_removals().max(1) as f32,
         op,
         om,
         of,

@@ -14,6 +14,8 @@ pub enum WinReason {
     Blocked,
     /// The loser played an illegal action in an environment set to punish it with a loss.
     IllegalAction,
+    /// The winner made a line of three of their pieces (three men's morris).
+    Line,
 }
 
 /// Why a game was drawn.
@@ -92,6 +94,7 @@ impl fmt::Display for Outcome {
                     WinReason::TooFewPieces => "opponent reduced to 2 pieces",
                     WinReason::Blocked => "opponent has no legal move",
                     WinReason::IllegalAction => "opponent played an illegal action",
+                    WinReason::Line => "a line of three",
                 };
                 write!(f, "{winner} wins ({why})")
             }

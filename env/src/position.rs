@@ -10,7 +10,7 @@ use crate::notation::{Move, NotationError};
 use crate::outcome::{DrawReason, Outcome, WinReason};
 use crate::rng::splitmix64;
 use crate::rules::{Rules, Variant};
-use crate::tables::{LaskerSpec, MoveTables, NineSpec, Spec, with_spec};
+use crate::tables::{LaskerSpec, MoveTables, NineSpec, Spec, ThreeSpec, with_spec};
 use crate::types::{BitBoard, Color, NUM_POINTS, Point};
 
 /// Pieces each player starts with in hand (nine men's morris: [`Variant::pieces`]).
@@ -394,9 +394,16 @@ impl Position {
                 return Outcome::Win { winner: c.opponent(), reason: WinReason::TooFewPieces };
             }
         }
-        // A full board leaves nobody a move: where the variant draws it, before Blocked.
-        if rules.variant.full_board_draws() && self.is_board_full() {
-            return Outcome::Draw(DrawReason::BoardFull);
+        // A line of three (three men's morris) has already won; a full board leaves nobody a
+        // move, and where the variant draws it, that comes before Blocked. One test of the
+        // variant for both, as there was for the full board alone.
+        if rules.variant.ends_on_the_board() {
+            if let Some(winner) = self.line_maker(rules) {
+                return Outcome::Win { winner, reason: WinReason::Line };
+            }
+            if rules.variant.full_board_draws() && self.is_board_full() {
+                return Outcome::Draw(DrawReason::BoardFull);
+            }
         }
         if !self.has_legal_action(rules) {
             return Outcome::Win { winner: self.side.opponent(), reason: WinReason::Blocked };
@@ -412,6 +419,27 @@ impl Position {
             && self.in_hand[1] == 0
             && self.removals == 0
             && self.occupied().0 == BitBoard::FULL.0
+    }
+
+    /// In a variant where a line of three wins ([`Variant::line_wins`]), the player who has made
+    /// one: the last to move, since the game ends there (at most one player ever has a line).
+    /// Inline with three's constant lines and no call: a call here, even never taken, cost
+    /// nine's `Game` playouts 8-10% (registers saved around it); measured in
+    /// docs/performance.md.
+    #[inline(always)]
+    fn line_maker(&self, rules: &Rules) -> Option<Color> {
+        if !rules.variant.line_wins() {
+            return None;
+        }
+        // Three men's morris is the one such variant: its 8 lines, constants, no call.
+        let [white, black] = self.pieces;
+        if !ThreeSpec::pieces_in_mills(white).is_empty() {
+            Some(Color::White)
+        } else if !ThreeSpec::pieces_in_mills(black).is_empty() {
+            Some(Color::Black)
+        } else {
+            None
+        }
     }
 
     /// The draw rules held in the position itself: the N-move rule and the turn cap.
@@ -436,8 +464,12 @@ impl Position {
     #[inline(always)]
     pub fn legal_actions(&self, rules: &Rules) -> ActionMask {
         // A blocked player has no legal action anyway, so only the other end conditions are
-        // checked here; that saves a neighbourhood computation on every call.
-        if self.is_decided_by_material() || self.draw_outcome(rules).is_terminal() {
+        // checked here; that saves a neighbourhood computation on every call. (A full board
+        // leaves no move either; a line of three does, so it is asked.)
+        if self.is_decided_by_material()
+            || self.draw_outcome(rules).is_terminal()
+            || self.line_maker(rules).is_some()
+        {
             return ActionMask::EMPTY;
         }
         self.legal_actions_unchecked(rules)
@@ -449,7 +481,8 @@ impl Position {
         self.num_pieces(Color::White) <= 2 || self.num_pieces(Color::Black) <= 2
     }
 
-    /// The actions the rules of play allow, without checking whether the game is already over.
+    /// The actions the rules of play allow, without checking whether the game is already over
+    /// (after a line of three, the moves that would follow if it had not ended the game).
     #[inline(always)]
     pub fn legal_actions_unchecked(&self, rules: &Rules) -> ActionMask {
         let mut mask = ActionMask::EMPTY;
@@ -627,13 +660,14 @@ impl Position {
         }
     }
 
-    /// A placement or move on a board of fewer than 24 points (six men's morris), whose actions
-    /// are numbered on its own points: out of line, off the 24-point boards' path.
+    /// A placement or move on a board of fewer than 24 points (six and three men's morris),
+    /// whose actions are numbered on its own points: out of line, off the 24-point boards' path.
     #[cold]
     #[inline(never)]
     fn place_or_move_on_small_board(&mut self, i: usize, rules: &Rules) {
         let me = self.side.index();
-        let n = rules.variant.board().num_points;
+        let board = rules.variant.board();
+        let (n, s) = (board.num_points, board.move_stride());
         if i < n {
             let h = self.in_hand[me] as usize;
             self.pieces[me] |= BitBoard(1 << i);
@@ -641,7 +675,7 @@ impl Position {
             self.in_hand[me] -= 1;
             self.finish_turn(Point::from_index_unchecked(i), rules);
         } else {
-            let (from, to) = ((i - n) / n, (i - n) % n);
+            let (from, to) = ((i - s) / s, (i - s) % s);
             self.pieces[me] ^= BitBoard((1 << from) | (1 << to));
             self.hash ^= ZOBRIST.piece[me][from] ^ ZOBRIST.piece[me][to];
             self.quiet_plies = self.quiet_plies.saturating_add(1);
@@ -777,8 +811,8 @@ impl Position {
 }
 
 /// A [`Position`] drawn as text on a board ([`Position::display`]): the board with coordinates
-/// (`W`, `B`, `.` for empty; the lines along ranks and files, not diagonals), then who moves and
-/// the hands.
+/// (`W`, `B`, `.` for empty; the lines along ranks and files, and diagonal steps of one point),
+/// then who moves and the hands.
 #[derive(Clone, Copy, Debug)]
 pub struct PositionOn<'a> {
     pos: &'a Position,
@@ -801,6 +835,10 @@ impl fmt::Display for PositionOn<'_> {
                 for r in &mut rows[row(ra.max(rb)) + 1..row(ra.min(rb))] {
                     r[col(fa)] = b'|';
                 }
+            } else if (fa - fb).abs() == 1 && (ra - rb).abs() == 1 {
+                // A diagonal step (three men's morris, twelve's corners): one stroke between.
+                let rising = (fa < fb) == (ra < rb);
+                rows[row(ra.max(rb)) + 1][col(fa.min(fb)) + 2] = if rising { b'/' } else { b'\\' };
             }
         }
         for p in 0..board.num_points {

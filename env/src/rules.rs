@@ -3,18 +3,19 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::{Board, NINE, SIX, TWELVE};
+use crate::board::{Board, NINE, SIX, THREE, TWELVE};
 
 /// The game of the morris family that rules are for: its board, its pieces and the rules that
-/// set it apart (docs/rules.md): nine and twelve men's morris, morabaraba, Lasker morris and
-/// six men's morris (16 points); three men's morris is to come.
+/// set it apart (docs/rules.md): nine and twelve men's morris, morabaraba, Lasker morris, six
+/// men's morris (16 points) and three men's morris (the 3 × 3 grid).
 ///
 /// ```
 /// use morris_env::{Rules, Variant};
 /// assert_eq!(Rules::standard().variant, Variant::Nine);
 /// assert_eq!("twelve".parse::<Variant>(), Ok(Variant::Twelve));
 /// assert_eq!("six".parse::<Variant>(), Ok(Variant::Six));
-/// assert!("three".parse::<Variant>().is_err());
+/// assert_eq!("three".parse::<Variant>(), Ok(Variant::Three));
+/// assert!("four".parse::<Variant>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -35,12 +36,18 @@ pub enum Variant {
     /// only along the squares' sides, 6 pieces a side, and no flying in its preset. Its actions
     /// are numbered on its own 16 points ([`Board::num_actions`]: 272).
     Six,
+    /// Three men's morris: the 3 × 3 grid (9 points; the lines are the rows, the columns and
+    /// both diagonals), 3 pieces a side, placing then sliding along the lines, no flying in its
+    /// preset; a line of three of one's pieces wins at once (there are no removals), and a
+    /// player with no move loses. Its actions are numbered in blocks of 16
+    /// ([`Board::num_actions`]: 160).
+    Three,
 }
 
 impl Variant {
     /// Every variant, in the order of [`Variant::NAMES`].
-    pub const ALL: [Variant; 5] =
-        [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker, Variant::Six];
+    pub const ALL: [Variant; 6] =
+        [Variant::Nine, Variant::Twelve, Variant::Morabaraba, Variant::Lasker, Variant::Six, Variant::Three];
 
     /// The names variants are written with (in files and in Python): [`Variant::name`] of each
     /// of [`Variant::ALL`].
@@ -54,8 +61,8 @@ impl Variant {
         names
     };
 
-    /// Its number in files (shards): nine 0, twelve 1, morabaraba 2, lasker 3; a new variant
-    /// takes the next.
+    /// Its number in files (shards): nine 0, twelve 1, morabaraba 2, lasker 3, six 4, three 5;
+    /// a new variant takes the next.
     pub const fn id(self) -> u8 {
         match self {
             Variant::Nine => 0,
@@ -63,6 +70,7 @@ impl Variant {
             Variant::Morabaraba => 2,
             Variant::Lasker => 3,
             Variant::Six => 4,
+            Variant::Three => 5,
         }
     }
 
@@ -71,7 +79,7 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.id() == id)
     }
 
-    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`, `"lasker"`, `"six"`.
+    /// Its name: `"nine"`, `"twelve"`, `"morabaraba"`, `"lasker"`, `"six"`, `"three"`.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Nine => "nine",
@@ -79,6 +87,7 @@ impl Variant {
             Variant::Morabaraba => "morabaraba",
             Variant::Lasker => "lasker",
             Variant::Six => "six",
+            Variant::Three => "three",
         }
     }
 
@@ -88,6 +97,7 @@ impl Variant {
             Variant::Nine | Variant::Lasker => &NINE,
             Variant::Twelve | Variant::Morabaraba => &TWELVE,
             Variant::Six => &SIX,
+            Variant::Three => &THREE,
         }
     }
 
@@ -98,16 +108,32 @@ impl Variant {
             Variant::Lasker => 10,
             Variant::Twelve | Variant::Morabaraba => 12,
             Variant::Six => 6,
+            Variant::Three => 3,
         }
     }
 
     /// The most removals one move earns: 2 in morabaraba (one per mill a move closes, a move
-    /// closing three mills earning two), 1 elsewhere (a double mill earns one).
+    /// closing three mills earning two), none in three men's morris (a line wins), 1 elsewhere
+    /// (a double mill earns one).
     pub const fn max_removals(self) -> u8 {
         match self {
             Variant::Morabaraba => 2,
+            Variant::Three => 0,
             Variant::Nine | Variant::Twelve | Variant::Lasker | Variant::Six => 1,
         }
+    }
+
+    /// Whether a line of three of a player's pieces wins at once (three men's morris), instead
+    /// of earning a removal.
+    pub const fn line_wins(self) -> bool {
+        matches!(self, Variant::Three)
+    }
+
+    /// Whether the game can end by the board itself before the move rules are asked: a full
+    /// board drawn ([`Variant::full_board_draws`]) or a line won ([`Variant::line_wins`]). One
+    /// test on the outcome's path for both.
+    pub const fn ends_on_the_board(self) -> bool {
+        self.full_board_draws() || self.line_wins()
     }
 
     /// Whether the game is drawn when both hands are empty and the board is full (no mill was
@@ -122,10 +148,11 @@ impl Variant {
         matches!(self, Variant::Lasker)
     }
 
-    /// Whether the variant's board has fewer points than the 24 of nine men's morris (six men's
-    /// morris), so that its actions are numbered on its own points ([`Board::num_actions`]).
+    /// Whether the variant's board has fewer points than the 24 of nine men's morris (six and
+    /// three men's morris), so that its actions are numbered on its own points
+    /// ([`Board::num_actions`]).
     pub const fn is_small_board(self) -> bool {
-        matches!(self, Variant::Six)
+        matches!(self, Variant::Six | Variant::Three)
     }
 
     /// Whether this is nine men's morris (files leave the variant out then, so that they read
@@ -233,12 +260,19 @@ impl Rules {
         Rules { variant: Variant::Six, flying: false, ..Rules::standard() }
     }
 
+    /// Three men's morris under the standard draw rules, without flying (a piece slides along a
+    /// line to an adjacent empty point): the preset `three`.
+    pub const fn three() -> Rules {
+        Rules { variant: Variant::Three, flying: false, ..Rules::standard() }
+    }
+
     /// A variant's own rules under the standard draw rules: [`Rules::standard`] for nine men's
-    /// morris, and the preset of the variant's name for the others (six men's morris without
-    /// flying, the rest with it).
+    /// morris, and the preset of the variant's name for the others (six and three men's morris
+    /// without flying, the rest with it).
     pub const fn of(variant: Variant) -> Rules {
         match variant {
             Variant::Six => Rules::six(),
+            Variant::Three => Rules::three(),
             _ => Rules { variant, ..Rules::standard() },
         }
     }

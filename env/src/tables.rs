@@ -1,6 +1,6 @@
 //! The boards' geometry as compile-time tables: nine men's morris's as public views of [`NINE`] (the 16 mills, adjacency), and each variant's lookup tables for set-wide neighbour queries and move generation behind [`Spec`].
 
-use crate::board::{Board, MAX_POINTS, NINE, NINE_MILLS, SIX, TWELVE};
+use crate::board::{Board, MAX_POINTS, NINE, NINE_MILLS, SIX, THREE, TWELVE};
 use crate::rules::Variant;
 use crate::types::{BitBoard, NUM_POINTS, Point};
 
@@ -113,17 +113,17 @@ const fn slide_targets(board: &Board) -> [u32; 33] {
 /// Nine's slide targets ([`slide_targets`]).
 pub(crate) const SLIDE_TARGETS: [u32; 33] = slide_targets(&NINE);
 
-/// First byte of the move actions of each point of `board` (`(N + N·from) / 8`, so `3 + 3·from`
-/// on the 24-point boards and `2 + 2·from` on six's 16), indexed like [`slide_targets`]; the
-/// entries past the board's points give the first byte after its last action. The boards' move
-/// chunks are whole bytes (`N` a multiple of 8).
+/// First byte of the move actions of each point of `board` (`(S + S·from) / 8`, `S` its
+/// [`Board::move_stride`], so `3 + 3·from` on the 24-point boards and `2 + 2·from` on six's and
+/// three's), indexed like [`slide_targets`]; the entries past the board's points give the first
+/// byte after its last action. The stride makes every point's move chunk whole bytes.
 const fn chunk_bytes(board: &Board) -> [u8; 33] {
-    let n = board.num_points;
-    assert!(n.is_multiple_of(8), "move chunks are whole bytes");
+    let s = board.move_stride();
+    assert!(s.is_multiple_of(8), "move chunks are whole bytes");
     let mut t = [board.num_actions().div_ceil(8) as u8; 33];
     let mut i = 0;
-    while i < n {
-        t[i] = ((n + n * i) / 8) as u8;
+    while i < board.num_points {
+        t[i] = ((s + s * i) / 8) as u8;
         i += 1;
     }
     t
@@ -208,7 +208,7 @@ pub(crate) trait Spec {
     const MILLS: &'static [BitBoard] = Self::BOARD.mills();
     /// The neighbours of each point along the lines.
     const ADJACENT: &'static [BitBoard; MAX_POINTS] = &Self::BOARD.adjacent;
-    /// The most removals one move earns ([`Variant::max_removals`]).
+    /// The most removals one move earns ([`Variant::max_removals`]; 0 in three men's morris).
     const MAX_REMOVALS: u8 = Self::VARIANT.max_removals();
 
     /// All points adjacent to at least one point of `set`.
@@ -241,6 +241,9 @@ pub(crate) trait Spec {
     /// [`Spec::MAX_REMOVALS`].
     #[inline(always)]
     fn removals_earned(pieces: BitBoard, p: usize) -> u8 {
+        if Self::MAX_REMOVALS == 0 {
+            return 0;
+        }
         if Self::MAX_REMOVALS == 1 {
             return Self::closes_mill(pieces, p) as u8;
         }
@@ -304,6 +307,18 @@ impl Spec for SixSpec {
     const CHUNK: &'static [u8; 33] = &chunk_bytes(&SIX);
 }
 
+/// Three men's morris's [`Spec`]: 9 points, whose moves are numbered in blocks of 16 (two
+/// bytes of mask per point, as six's), and no removals (a line of three wins).
+pub(crate) struct ThreeSpec;
+
+impl Spec for ThreeSpec {
+    const VARIANT: Variant = Variant::Three;
+    const NEIGHBOURS: &'static [[u32; 256]; 3] = &neighbours_by_byte(&THREE);
+    const SLIDE: &'static [u32; 33] = &slide_targets(&THREE);
+    const FLY: &'static [u32; 33] = &fly_targets(&THREE);
+    const CHUNK: &'static [u8; 33] = &chunk_bytes(&THREE);
+}
+
 /// `$body` with the type `$S` standing for the [`Spec`] of `$variant` (a [`Variant`]), every
 /// variant's instance inline: the one list of which `Spec` plays which variant.
 macro_rules! with_spec {
@@ -327,6 +342,10 @@ macro_rules! with_spec {
             }
             $crate::rules::Variant::Six => {
                 type $S = $crate::tables::SixSpec;
+                $body
+            }
+            $crate::rules::Variant::Three => {
+                type $S = $crate::tables::ThreeSpec;
                 $body
             }
         }

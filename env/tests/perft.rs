@@ -1,5 +1,5 @@
 //! Perft node counts from the start position: nine men's morris against the table in rules.md
-//! (OpenSpiel 2.0.2), twelve and six men's morris, morabaraba and Lasker morris against the reference
+//! (OpenSpiel 2.0.2), twelve, six and three men's morris, morabaraba and Lasker morris against the reference
 //! model (tests/properties) to depth 4 and hand counts beyond.
 
 use morris_env::{Game, Rules, Variant, perft};
@@ -79,4 +79,18 @@ fn perft_six() {
     let rules = Rules { variant: Variant::Six, ..Rules::openspiel() };
     let counts = [16, 240, 3_360, 43_680, 524_160, 5_698_368];
     assert_counts(rules, &counts);
+}
+
+/// Three men's morris (the 3 × 3 grid, 3 pieces, a line of three wins at once, no flying). The
+/// first 5 plies place on empty points (9·8·7·6·5); of the 15,120 five-ply lines, 1,440 give
+/// White a line with its third piece and end there, and the other 13,680 leave Black 4 points
+/// for its third: 13,680·4 = 54,720 at ply 6. From ply 7 on, pieces slide along the lines (or,
+/// with flying, fly: each player has 3 pieces and an empty hand from then on). Depth 8 of both
+/// is also checked against the reference model (tests/properties).
+#[test]
+fn perft_three() {
+    let counts = [9, 72, 504, 3_024, 15_120, 54_720, 199_296, 705_312, 2_567_232, 9_503_136];
+    assert_counts(Rules::three(), &counts);
+    let flying = [9, 72, 504, 3_024, 15_120, 54_720, 444_528, 3_569_184, 28_619_568];
+    assert_counts(Rules { flying: true, ..Rules::three() }, &flying);
 }

@@ -741,10 +741,11 @@ fn presets_have_the_values_of_rules_md() {
         Some(Rules { variant: Variant::Morabaraba, ..Rules::standard() })
     );
     assert_eq!(Rules::preset("lasker"), Some(Rules { variant: Variant::Lasker, ..Rules::standard() }));
-    // Six men's morris's preset does not fly; the others' do.
+    // Six and three men's morris's presets do not fly; the others' do.
     assert_eq!(Rules::preset("six"), Some(Rules::six()));
-    assert!(!Rules::six().flying);
-    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba", "lasker", "six"]);
+    assert_eq!(Rules::preset("three"), Some(Rules::three()));
+    assert!(!Rules::six().flying && !Rules::three().flying);
+    assert_eq!(Rules::PRESETS, ["standard", "openspiel", "twelve", "morabaraba", "lasker", "six", "three"]);
     for v in Variant::ALL {
         assert_eq!(Rules::of(v).variant, v);
         assert_eq!(Rules::of(v), Rules::preset(v.name()).unwrap_or(Rules::standard()), "{v}");
@@ -825,12 +826,15 @@ fn the_variant_is_nine_unless_named_and_nine_is_left_out_of_files() {
     assert_eq!(named, Rules { n_move_rule: None, ..Rules::standard() });
     assert!(!serde_json::to_string(&Rules::openspiel()).unwrap().contains("variant"));
     // An unknown variant is refused, naming it.
-    let e = toml::from_str::<Rules>("variant = \"three\"\nflying = true\nthreefold_repetition = true")
+    let e = toml::from_str::<Rules>("variant = \"four\"\nflying = true\nthreefold_repetition = true")
         .unwrap_err();
-    assert!(e.to_string().contains("three"), "{e}");
-    let e = "three".parse::<Variant>().unwrap_err();
-    assert_eq!(e, morris_env::UnknownVariant { name: "three".into() });
-    assert_eq!(e.to_string(), "unknown variant 'three' (variants: nine, twelve, morabaraba, lasker, six)");
+    assert!(e.to_string().contains("four"), "{e}");
+    let e = "four".parse::<Variant>().unwrap_err();
+    assert_eq!(e, morris_env::UnknownVariant { name: "four".into() });
+    assert_eq!(
+        e.to_string(),
+        "unknown variant 'four' (variants: nine, twelve, morabaraba, lasker, six, three)"
+    );
     let six: Rules =
         toml::from_str("variant = \"six\"\nflying = false\nn_move_rule = 100\nthreefold_repetition = true")
             .unwrap();
@@ -1351,23 +1355,37 @@ fn lasker_repetition_with_placements_interleaved() {
 
 // ----- six men's morris ------------------------------------------------------------------------
 
-/// A point of six men's morris's board by its name (its own numbering: a5 is 0, e1 is 15).
-fn six_pt(name: &str) -> Point {
-    let p = Variant::Six.board().names.iter().position(|n| *n == name);
-    Point::try_index(p.unwrap_or_else(|| panic!("no point {name} on six's board"))).unwrap()
+/// A point of `variant`'s board by its name (the board's own numbering).
+fn pt_on(variant: Variant, name: &str) -> Point {
+    let board = variant.board();
+    board.point_named(name).unwrap_or_else(|| panic!("no point {name} on {}'s board", board.name))
 }
 
-fn six_bb(names: &[&str]) -> BitBoard {
-    names.iter().fold(BitBoard::EMPTY, |acc, n| acc | six_pt(n).bit())
+fn bb_on(variant: Variant, names: &[&str]) -> BitBoard {
+    names.iter().fold(BitBoard::EMPTY, |acc, n| acc | pt_on(variant, n).bit())
+}
+
+fn mv_on(variant: Variant, from: &str, to: &str) -> Action {
+    Action::movement_on(variant.board(), pt_on(variant, from), pt_on(variant, to))
+}
+
+fn position_on(rules: &Rules, white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
+    let v = rules.variant;
+    Position::from_parts_for(rules, bb_on(v, white), bb_on(v, black), in_hand, side, 0)
+        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+}
+
+/// A point of six men's morris's board by its name (its own numbering: a5 is 0, e1 is 15).
+fn six_pt(name: &str) -> Point {
+    pt_on(Variant::Six, name)
 }
 
 fn six_mv(from: &str, to: &str) -> Action {
-    Action::movement_on(Variant::Six.board(), six_pt(from), six_pt(to))
+    mv_on(Variant::Six, from, to)
 }
 
 fn six_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
-    Position::from_parts_for(&Rules::six(), six_bb(white), six_bb(black), in_hand, side, 0)
-        .unwrap_or_else(|e| panic!("inconsistent test position: {e}"))
+    position_on(&Rules::six(), white, black, in_hand, side)
 }
 
 /// Six men's morris places on its own 16 points (actions 0..16) with 6 pieces a side; its moves
@@ -1543,4 +1561,134 @@ fn vec_env_plays_six_mens_morris_with_its_shapes() {
     let mut bytes = vec![0u8; 8 * 272];
     env.masks_u8(&mut bytes).unwrap();
     assert!(env.masks_u8(&mut vec![0u8; 8 * 600]).is_err());
+}
+
+// ----- three men's morris ----------------------------------------------------------------------
+
+/// A point of three men's morris's board by its name (a3 is 0, c1 is 8).
+fn three_pt(name: &str) -> Point {
+    pt_on(Variant::Three, name)
+}
+
+fn three_bb(names: &[&str]) -> BitBoard {
+    bb_on(Variant::Three, names)
+}
+
+fn three_mv(from: &str, to: &str) -> Action {
+    mv_on(Variant::Three, from, to)
+}
+
+fn three_position(white: &[&str], black: &[&str], in_hand: [u8; 2], side: Color) -> Position {
+    position_on(&Rules::three(), white, black, in_hand, side)
+}
+
+/// Three men's morris places on its 9 points (actions 0..9) with 3 pieces a side; its moves are
+/// numbered in blocks of 16 (`16 + 16·from + to`), so 9..16 and each block's last 7 are no
+/// action, and 160 on are out of range.
+#[test]
+fn three_places_on_its_9_points_and_numbers_moves_in_blocks_of_16() {
+    let rules = Rules::three();
+    let pos = Position::start_for(&rules);
+    assert_eq!((pos.in_hand(Color::White), pos.in_hand(Color::Black)), (3, 3));
+    assert_eq!(legal(&pos, &rules), (0..9).map(Action).collect());
+    assert_eq!(three_mv("a3", "b3"), Action(17));
+    assert_eq!(three_mv("c1", "b1"), Action(16 + 16 * 8 + 7));
+    assert_eq!(Variant::Three.board().num_actions(), 160);
+    for a in [9, 15, 16 + 9, 16 + 16 * 8 + 15, 160, 599] {
+        assert_eq!(pos.check(Action(a), &rules), Err(ActionError::OutOfRange(Action(a))), "{a}");
+    }
+    let e = pos.check(Action(12), &rules).unwrap_err().on(Variant::Three.board()).to_string();
+    assert_eq!(
+        e,
+        "action 12 names no point or move of the three board (points are 0..9, moves 16 + 16·from + to)"
+    );
+    let e = pos.check(Action(160), &rules).unwrap_err().on(Variant::Three.board()).to_string();
+    assert!(e.contains("valid actions are 0..160"), "{e}");
+}
+
+/// A line of three wins at once, during placement too: no removal, no further move.
+#[test]
+fn three_a_line_wins_at_once_even_while_placing() {
+    let rules = Rules::three();
+    let mut game = Game::new(rules);
+    for m in ["b2", "a3", "a1", "c1"] {
+        game.play_notation(m).unwrap();
+    }
+    game.play_notation("c3").unwrap();
+    assert_eq!(game.outcome(), Outcome::Win { winner: Color::White, reason: WinReason::Line });
+    assert!(game.legal_actions().is_empty());
+    assert!(!game.position().is_removal_pending());
+    assert_eq!(game.position().in_hand(Color::Black), 1, "Black never places its third piece");
+    assert_eq!(game.apply(Action(5)), Err(ActionError::GameOver));
+    assert_eq!(game.outcome().to_string(), "White wins (a line of three)");
+    // Sliding into a line wins the same way, along a diagonal as along a row.
+    let mut pos = three_position(&["a3", "b2", "b1"], &["b3", "c3", "a2"], [0, 0], Color::White);
+    assert_eq!(pos.outcome(&rules), Outcome::Ongoing);
+    pos.apply(three_mv("b1", "c1"), &rules).unwrap();
+    assert_eq!(pos.outcome(&rules), Outcome::Win { winner: Color::White, reason: WinReason::Line });
+    assert!(pos.legal_actions(&rules).is_empty());
+}
+
+/// Pieces slide along the lines to an adjacent empty point (the centre touches all 8, the
+/// others 3), and the preset does not fly. A player with no move would lose, but on this board
+/// only a line of the opponent's can leave one without a slide.
+#[test]
+fn three_slides_along_its_lines_and_only_a_line_blocks() {
+    let rules = Rules::three();
+    let pos = three_position(&["a3", "c3", "b1"], &["b3", "b2", "a2"], [0, 0], Color::White);
+    assert_eq!(pos.phase(Color::White, &rules), Phase::Moving);
+    let want = BTreeSet::from([three_mv("c3", "c2"), three_mv("b1", "a1"), three_mv("b1", "c1")]);
+    assert_eq!(legal(&pos, &rules), want);
+    assert_eq!(
+        pos.check(three_mv("a3", "c1"), &rules),
+        Err(ActionError::NotAdjacent { from: three_pt("a3"), to: three_pt("c1") })
+    );
+    // With flying switched on, a piece goes to any of the 3 empty points.
+    let flying = Rules { flying: true, ..rules };
+    assert_eq!(legal(&pos, &flying).len(), 3 * 3);
+    // Black can leave White no slide only from a diagonal (White in a corner's three points,
+    // Black on their three other neighbours), which is a line that has already won: of every
+    // placement of 3 pieces each, those where the mover cannot slide are exactly those.
+    let blocked = three_position(&["a3", "b3", "a2"], &["c3", "b2", "a1"], [0, 0], Color::White);
+    assert!(blocked.legal_actions_unchecked(&rules).is_empty());
+    assert_eq!(blocked.outcome(&rules), Outcome::Win { winner: Color::Black, reason: WinReason::Line });
+    let mut stuck = 0;
+    for white in (0u32..512).filter(|b| b.count_ones() == 3) {
+        for black in (0u32..512).filter(|b| b.count_ones() == 3 && b & white == 0) {
+            let pos =
+                Position::from_parts_for(&rules, BitBoard(white), BitBoard(black), [0, 0], Color::White, 0)
+                    .expect("a position");
+            let white_line = Variant::Three.board().mills().iter().any(|&m| BitBoard(white).contains(m));
+            if pos.legal_actions_unchecked(&rules).is_empty() && !white_line {
+                stuck += 1;
+                assert_eq!(
+                    pos.outcome(&rules),
+                    Outcome::Win { winner: Color::Black, reason: WinReason::Line }
+                );
+            }
+        }
+    }
+    assert_eq!(stuck, 4, "a corner's three points, one per corner");
+}
+
+/// Three men's morris's positions hold no removal, and a game reads and writes its moves on its
+/// own points.
+#[test]
+fn three_games_use_its_point_names_and_refuse_a_removal() {
+    let rules = Rules::three();
+    let e = Position::from_parts_for(&rules, three_bb(&["a3"]), three_bb(&["b2"]), [2, 2], Color::White, 1);
+    assert_eq!(e, Err(morris_env::PositionError::TooManyRemovals(1)));
+    let mut game = Game::new(rules);
+    for m in ["b2", "a3", "c3", "a1", "a2", "c2", "b2-b3"] {
+        game.play_notation(m).unwrap();
+    }
+    assert_eq!(game.record(), "b2 a3 c3 a1 a2 c2 b2-b3");
+    assert!(matches!(
+        game.play_notation("d4"),
+        Err(NotationError::NotOnBoard { ref name, board: "three" }) if name == "d4"
+    ));
+    assert!(matches!(game.play_notation("xa3"), Err(NotationError::UnexpectedRemoval(_))));
+    let want = ["3 B---W---W", "  | \\ | / |", "2 W---.---B", "  | / | \\ |", "1 B---.---.", "  a   b   c"];
+    let shown = game.position().display(&rules).to_string();
+    assert_eq!(shown.lines().take(6).collect::<Vec<_>>(), want, "{shown}");
 }

@@ -104,6 +104,7 @@ impl PyOutcome {
                 WinReason::TooFewPieces => "too_few_pieces",
                 WinReason::Blocked => "blocked",
                 WinReason::IllegalAction => "illegal_action",
+                WinReason::Line => "line",
             }),
             Outcome::Draw(reason) => Some(match reason {
                 DrawReason::ThreefoldRepetition => "threefold_repetition",

@@ -72,8 +72,8 @@ def test_bad_notation_and_rules():
     # The variant: nine by default, named in the rules dict; an unknown one is refused by name.
     assert morris.Game().rules["variant"] == "nine"
     assert morris.Game({"variant": "nine", "flying": False}).rules["flying"] is False
-    with pytest.raises(ValueError, match="unknown variant 'three'"):
-        morris.Game({"variant": "three"})
+    with pytest.raises(ValueError, match="unknown variant 'four'"):
+        morris.Game({"variant": "four"})
     with pytest.raises(TypeError, match="variant"):
         morris.Game({"variant": 6})
     with pytest.raises(TypeError):
@@ -288,6 +288,36 @@ def test_six_mens_morris_has_its_own_board_and_sizes():
     with pytest.raises(morris.IllegalActionError, match="out of range.*0..272"):
         env.step(np.full(8, 300))
     assert len(morris.play_match("minimax:depth=1", "random", pairs=1, rules="six").games) == 2
+
+
+def test_three_mens_morris_is_won_by_a_line_and_numbers_moves_in_blocks_of_16():
+    info = morris.variant_info("three")
+    assert (info["num_points"], info["num_actions"], info["observation_shape"]) == (9, 160, (15, 9))
+    assert info["point_names"] == ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"]
+    assert info["pieces"] == 3 and info["num_symmetries"] == 8 and "three" in morris.RULES_PRESETS
+    g = morris.Game("three", moves="b2 a3 a1 c1")
+    assert g.rules["flying"] is False and g.legal_mask().shape == (160,)
+    g.play("c3")  # the diagonal a1 b2 c3: White wins at once, Black's last piece still in hand
+    o = g.outcome
+    assert g.is_terminal and (o.kind, o.winner, o.reason) == ("win", 0, "line") and g.pieces_in_hand == (0, 1)
+    assert len(g.legal_actions()) == 0
+    g = morris.Game("three", moves="b2 a3 c3 a1 a2 c2")
+    moves = {g.action_to_notation(int(a)) for a in g.legal_actions()}
+    assert "b2-b3" in moves and all("-" in m for m in moves)
+    assert int(g.notation_to_action("b2-b3")) == 16 + 16 * 4 + 1
+    with pytest.raises(
+        morris.IllegalActionError, match="action 12 names no point or move of the three board"
+    ):
+        g.apply(12)
+    env = morris.VecEnv(4, rules="three", seed=3)
+    obs, info_ = env.reset(seed=3)
+    assert obs.shape == (4, 15, 9) and info_["action_mask"].shape == (4, 160)
+    ended = 0
+    for _ in range(200):
+        _, _, terminated, truncated, _ = env.step()
+        ended += int(terminated.sum() + truncated.sum())
+    assert ended > 0
+    assert len(morris.play_match("minimax:depth=9", "random", pairs=2, rules="three").games) == 4
 
 
 def test_a_six_run_trains_from_python_and_its_data_and_model_refuse_nine(tmp_path):

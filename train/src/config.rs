@@ -605,6 +605,7 @@ mod tests {
             ("twelve", include_str!("../../configs/twelve.toml")),
             ("lasker", include_str!("../../configs/lasker.toml")),
             ("six", include_str!("../../configs/six.toml")),
+            ("three", include_str!("../../configs/three.toml")),
             ("morabaraba", include_str!("../../configs/morabaraba.toml")),
         ] {
             let c = TrainConfig::from_toml(text, &[]).unwrap_or_else(|e| panic!("configs/{file}.toml: {e}"));
@@ -644,8 +645,10 @@ mod tests {
         assert_eq!(six.model.variant, Variant::Six);
         let preset = TrainConfig::from_toml("[rules]\npreset = \"six\"\n", &[]).unwrap();
         assert_eq!((preset.game_rules().unwrap(), preset.model.variant), (Rules::six(), Variant::Six));
-        let e = TrainConfig::from_toml("[rules]\nvariant = \"three\"\n", &[]).unwrap_err();
-        assert!(matches!(&e, ConfigError::Parse(m) if m.contains("three")), "{e}");
+        let three = TrainConfig::from_toml("[rules]\nvariant = \"three\"\n", &[]).unwrap();
+        assert_eq!((three.game_rules().unwrap(), three.model.variant), (Rules::three(), Variant::Three));
+        let e = TrainConfig::from_toml("[rules]\nvariant = \"four\"\n", &[]).unwrap_err();
+        assert!(matches!(&e, ConfigError::Parse(m) if m.contains("four")), "{e}");
     }
 
     #[test]

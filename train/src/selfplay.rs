@@ -44,6 +44,8 @@ pub struct GameStats {
     pub win_blocked: u64,
     /// Wins because the opponent's action was illegal (only with `IllegalActionMode::Lose`).
     pub win_illegal_action: u64,
+    /// Wins by a line of three (three men's morris).
+    pub win_line: u64,
     /// Draws by threefold repetition.
     pub draw_repetition: u64,
     /// Draws by the N-move rule.
@@ -71,6 +73,7 @@ impl GameStats {
                     WinReason::TooFewPieces => self.win_too_few_pieces += 1,
                     WinReason::Blocked => self.win_blocked += 1,
                     WinReason::IllegalAction => self.win_illegal_action += 1,
+                    WinReason::Line => self.win_line += 1,
                 }
             }
             Outcome::Draw(reason) => {
@@ -107,6 +110,7 @@ impl GameStats {
         self.win_too_few_pieces += other.win_too_few_pieces;
         self.win_blocked += other.win_blocked;
         self.win_illegal_action += other.win_illegal_action;
+        self.win_line += other.win_line;
         self.draw_repetition += other.draw_repetition;
         self.draw_n_move += other.draw_n_move;
         self.draw_turn_cap += other.draw_turn_cap;
@@ -128,6 +132,7 @@ impl GameStats {
             ("selfplay/reason_too_few_pieces", self.win_too_few_pieces as f32 / g),
             ("selfplay/reason_blocked", self.win_blocked as f32 / g),
             ("selfplay/reason_illegal_action", self.win_illegal_action as f32 / g),
+            ("selfplay/reason_line", self.win_line as f32 / g),
             ("selfplay/reason_repetition", self.draw_repetition as f32 / g),
             ("selfplay/reason_n_move", self.draw_n_move as f32 / g),
             ("selfplay/reason_turn_cap", self.draw_turn_cap as f32 / g),

@@ -122,7 +122,7 @@ struct NewGame {
     opponent: Option<Opponent>,
 }
 
-/// `POST /api/sessions`: `{"human": "white"|"black", "variant": "nine"|"twelve"|"morabaraba"|"lasker"|"six",
+/// `POST /api/sessions`: `{"human": "white"|"black", "variant": "nine"|"twelve"|"morabaraba"|"lasker"|"six"|"three",
 /// "opponent": {"kind": "model", "simulations": 200} | {"kind": "minimax", "depth": 4} |
 /// {"kind": "perfect"}}`; the engine moves first when the human plays Black. The game is of
 /// `variant` (the server's `--rules` variant when left out) under the server's draw rules, with

@@ -136,7 +136,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     let (_, info) = call(&app, "GET", "/api/info", None).await;
     assert_eq!(
         (info["model_variant"].as_str(), info["variants"].as_array().map(Vec::len)),
-        (Some("nine"), Some(5))
+        (Some("nine"), Some(6))
     );
     let body = json!({"human": "white", "variant": "twelve", "opponent": {"kind": "minimax", "depth": 1}});
     let mut view = new_game(&app, body).await;
@@ -161,7 +161,7 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
             json!({"variant": "twelve", "opponent": {"kind": "model"}}),
             "the model plays the 'nine' variant, not 'twelve'",
         ),
-        (json!({"variant": "three"}), "unknown variant 'three'"),
+        (json!({"variant": "four"}), "unknown variant 'four'"),
         (
             json!({"variant": "six", "opponent": {"kind": "model"}}),
             "the model plays the 'nine' variant, not 'six'",
@@ -205,6 +205,16 @@ async fn a_game_of_twelve_mens_morris_has_its_board_and_refuses_the_nine_model()
     for p in view["white"].as_array().unwrap().iter().chain(view["black"].as_array().unwrap()) {
         assert!(names.contains(&p.as_str().unwrap()), "{p} is one of six's points");
     }
+
+    // Three men's morris: 9 points and 16 lines (the centre-corner diagonals among them), played
+    // to the end against minimax.
+    let body = json!({"human": "white", "variant": "three", "opponent": {"kind": "minimax", "depth": 1}});
+    let view = new_game(&app, body).await;
+    assert_eq!((view["points"].as_array().unwrap().len(), view["lines"].as_array().unwrap().len()), (9, 16));
+    assert!(view["lines"].as_array().unwrap().contains(&json!(["a3", "b2"])), "{view}");
+    let id = view["id"].as_str().unwrap().to_string();
+    let view = play_to_the_end(&app, &id, view, 3).await;
+    assert!(["1-0", "0-1", "1/2-1/2"].contains(&view["result"].as_str().unwrap()), "{view}");
 
     // Left out, the variant is nine men's morris, and the model plays it.
     let view = new_game(&app, json!({"opponent": {"kind": "model", "simulations": 2}})).await;

@@ -551,6 +551,24 @@ mod tests {
         assert!(solved.judged_sample(&Rules { flying: true, ..rules }, "uniform", 1, 1, false).is_err());
     }
 
+    /// Three men's morris, solved whole and checked: without flying, the first player wins (in
+    /// 9 actions: the fifth of White's turns makes a line, however Black defends); with every
+    /// piece flying once placed, the game is a draw.
+    #[test]
+    fn three_mens_morris_is_a_first_player_win_and_a_draw_with_flying() {
+        let rules = Rules::three();
+        let solved = WholeGame::solve(&rules, 100_000).expect("solved");
+        let s = solved.summary().clone();
+        assert_eq!(solved.check().expect("consistent"), s.positions);
+        assert_eq!(s.root, Solved { wdl: Wdl::Win, plies: 9 }, "{s:?}");
+        assert_eq!(s.positions, 5_390, "{s:?}");
+        let flying = Rules { flying: true, ..rules };
+        let solved = WholeGame::solve(&flying, 100_000).expect("solved");
+        let s = solved.summary().clone();
+        assert_eq!(solved.check().expect("consistent"), s.positions);
+        assert_eq!((s.root.wdl, s.positions), (Wdl::Draw, 5_390), "{s:?}");
+    }
+
     #[test]
     fn a_game_too_large_to_hold_is_a_named_error() {
         let err = WholeGame::solve(&Rules::standard(), 10_000).expect_err("too large");

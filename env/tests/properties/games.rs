@@ -1,11 +1,11 @@
-//! Random games and positions for the properties, under twelve rule sets.
+//! Random games and positions for the properties, under fourteen rule sets.
 
 use morris_env::{Action, ActionMask, Game, Position, Rng, Rules, Variant};
 
 /// Rule sets under test: both presets, standard without flying, a short variant whose draw
 /// rules fire early, and twelve men's morris, morabaraba and Lasker morris with the standard
 /// draw rules and with OpenSpiel's, then six men's morris (its preset, and with flying and
-/// OpenSpiel's draw rules).
+/// OpenSpiel's draw rules), then three men's morris (likewise).
 pub(crate) fn rules_of(i: u8) -> Rules {
     match i % RULE_SETS {
         0 => Rules::standard(),
@@ -19,12 +19,14 @@ pub(crate) fn rules_of(i: u8) -> Rules {
         8 => Rules::lasker(),
         9 => Rules { variant: Variant::Lasker, ..Rules::openspiel() },
         10 => Rules::six(),
-        _ => Rules { variant: Variant::Six, ..Rules::openspiel() },
+        11 => Rules { variant: Variant::Six, ..Rules::openspiel() },
+        12 => Rules::three(),
+        _ => Rules { variant: Variant::Three, ..Rules::openspiel() },
     }
 }
 
 /// How many rule sets [`rules_of`] gives.
-pub(crate) const RULE_SETS: u8 = 12;
+pub(crate) const RULE_SETS: u8 = 14;
 
 pub(crate) fn pick(mask: &ActionMask, rng: &mut Rng) -> Action {
     mask.nth(rng.below(mask.count())).unwrap()

@@ -2,9 +2,10 @@
 //! list, mill list, "in mill" test, flying condition, removal rule and placement rule, for nine
 //! men's morris, twelve (nine's board with the four diagonals, 12 pieces, a full board drawn),
 //! morabaraba (twelve with a removal for each mill a move closes, up to two), Lasker morris
-//! (nine's board, 10 pieces, slides allowed while pieces are in hand) and six men's morris (two
-//! squares, 16 points, 6 pieces, its actions numbered on its own points). It never reads the
-//! crate's tables or its move generator.
+//! (nine's board, 10 pieces, slides allowed while pieces are in hand), six men's morris (two
+//! squares, 16 points, 6 pieces, its actions numbered on its own points) and three men's morris
+//! (the 3 × 3 grid, 3 pieces, a line of three wins, moves numbered in blocks of 16). It never
+//! reads the crate's tables or its move generator.
 
 use morris_env::features::encode;
 use morris_env::{
@@ -61,6 +62,23 @@ pub(crate) const REF_SIX_EDGES: [(usize, usize); 20] = [
 pub(crate) const REF_SIX_MILLS: [[usize; 3]; 8] =
     [[0, 1, 2], [13, 14, 15], [0, 6, 13], [2, 9, 15], [3, 4, 5], [10, 11, 12], [3, 7, 10], [5, 8, 12]];
 
+/// Three men's morris's points, row by row from the top left of the 3 × 3 grid.
+pub(crate) const REF_THREE_NAMES: [&str; 9] = ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"];
+
+/// Three men's morris's 8 lines of three: the rows, the columns, the diagonals a3-b2-c1 and
+/// c3-b2-a1.
+pub(crate) const REF_THREE_LINES: [[usize; 3]; 8] =
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
+
+/// Three men's morris's 16 drawn lines: the grid's 12 edges, then the 4 half-diagonals from the
+/// centre to the corners.
+#[rustfmt::skip]
+pub(crate) const REF_THREE_EDGES: [(usize, usize); 16] = [
+    (0, 1), (1, 2), (3, 4), (4, 5), (6, 7), (7, 8),
+    (0, 3), (3, 6), (1, 4), (4, 7), (2, 5), (5, 8),
+    (4, 0), (4, 2), (4, 6), (4, 8),
+];
+
 pub(crate) fn ref_adjacent(a: usize, b: usize) -> bool {
     EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
 }
@@ -74,6 +92,8 @@ pub(crate) enum Geometry {
     Twelve,
     /// Six men's morris's two squares.
     Six,
+    /// Three men's morris's 3 × 3 grid.
+    Three,
 }
 
 impl Geometry {
@@ -82,17 +102,42 @@ impl Geometry {
             Variant::Nine | Variant::Lasker => Geometry::Nine,
             Variant::Twelve | Variant::Morabaraba => Geometry::Twelve,
             Variant::Six => Geometry::Six,
+            Variant::Three => Geometry::Three,
         }
     }
 
-    /// Number of points; actions are `0..n` on a point and `n + n·from + to` moves.
+    /// Number of points; actions are `0..n` on a point and `s + s·from + to` moves
+    /// ([`Geometry::stride`]).
     pub(crate) fn n(self) -> usize {
-        if self == Geometry::Six { 16 } else { 24 }
+        match self {
+            Geometry::Six => 16,
+            Geometry::Three => 9,
+            Geometry::Nine | Geometry::Twelve => 24,
+        }
+    }
+
+    /// The width of each point's block of move actions (rules.md): the points rounded up to a
+    /// multiple of 8.
+    pub(crate) fn stride(self) -> usize {
+        if self == Geometry::Three { 16 } else { self.n() }
+    }
+
+    /// The action moving a piece from `from` to `to`.
+    pub(crate) fn movement(self, from: usize, to: usize) -> usize {
+        self.stride() + self.stride() * from + to
+    }
+
+    /// The points of a move action, if it is one.
+    pub(crate) fn movement_points(self, a: usize) -> Option<(usize, usize)> {
+        let s = self.stride();
+        let (from, to) = (a.checked_sub(s)? / s, (a - s) % s);
+        (from < self.n() && to < self.n()).then_some((from, to))
     }
 
     pub(crate) fn adjacent(self, a: usize, b: usize) -> bool {
         match self {
             Geometry::Six => REF_SIX_EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)),
+            Geometry::Three => REF_THREE_EDGES.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a)),
             Geometry::Nine | Geometry::Twelve => ref_adjacent_on(self == Geometry::Twelve, a, b),
         }
     }
@@ -102,6 +147,7 @@ impl Geometry {
             Geometry::Nine => REF_MILLS.to_vec(),
             Geometry::Twelve => REF_MILLS.iter().chain(&REF_DIAGONALS).copied().collect(),
             Geometry::Six => REF_SIX_MILLS.to_vec(),
+            Geometry::Three => REF_THREE_LINES.to_vec(),
         }
     }
 
@@ -201,7 +247,7 @@ impl RefState {
     }
 
     /// The legal actions by the rules of play (not checking whether the game is over), indexed
-    /// by the board's actions (`0..n` points, `n + n·from + to` moves; 600 entries, those past
+    /// by the board's actions (`0..n` points, `s + s·from + to` moves; 600 entries, those past
     /// the board's actions false).
     pub(crate) fn legal(&self, rules: &Rules) -> Vec<bool> {
         let mut legal = vec![false; NUM_ACTIONS];
@@ -224,7 +270,7 @@ impl RefState {
                 for from in points(self.board[me]) {
                     for to in 0..n {
                         if self.empty(to) && geo.adjacent(from, to) {
-                            legal[n + from * n + to] = true;
+                            legal[geo.movement(from, to)] = true;
                         }
                     }
                 }
@@ -234,7 +280,7 @@ impl RefState {
             for from in points(self.board[me]) {
                 for to in 0..n {
                     if self.empty(to) && (flying || geo.adjacent(from, to)) {
-                        legal[n + from * n + to] = true;
+                        legal[geo.movement(from, to)] = true;
                     }
                 }
             }
@@ -265,16 +311,17 @@ impl RefState {
             self.hand[me] -= 1;
             a
         } else {
-            let (from, to) = ((a - n) / n, (a - n) % n);
+            let (from, to) = self.geo.movement_points(a).expect("a move action");
             self.board[me] &= !(1 << from);
             self.board[me] |= 1 << to;
             self.quiet += 1;
             to
         };
         // A mill lets the mover remove (in morabaraba once per mill closed, up to twice), unless
-        // the opponent has nothing on the board.
+        // the opponent has nothing on the board; in three men's morris it wins instead (see
+        // `ref_outcome`), and play passes.
         let mills = self.geo.mills_at(self.board[me], arrived);
-        if mills > 0 && self.board[opp] != 0 {
+        if mills > 0 && self.board[opp] != 0 && self.geo != Geometry::Three {
             self.pending = if self.double { mills.min(2) as u8 } else { 1 };
         } else {
             self.side = opp;
@@ -294,6 +341,14 @@ pub(crate) enum RefOutcome {
 }
 
 pub(crate) fn ref_outcome(r: &RefState, rules: &Rules, repetitions: u32) -> RefOutcome {
+    // Three men's morris: a line of three of one's pieces has won.
+    if r.geo == Geometry::Three {
+        for c in 0..2 {
+            if REF_THREE_LINES.iter().any(|l| l.iter().all(|&p| has(r.board[c], p))) {
+                return RefOutcome::Win(color(c), WinReason::Line);
+            }
+        }
+    }
     for c in 0..2 {
         if r.board[c].count_ones() + r.hand[c] as u32 <= 2 {
             return RefOutcome::Win(color(1 - c), WinReason::TooFewPieces);
@@ -349,7 +404,8 @@ pub(crate) fn ref_observation(r: &RefState, rules: &Rules, repetitions: u32) -> 
         (0..n).map(|p| r.empty(p) as u8 as f32).collect(),
     ];
     let pieces = ref_pieces(rules) as f32;
-    // Removals pending, as a fraction of the most a move earns (two in morabaraba).
+    // Removals pending, as a fraction of the most a move earns (two in morabaraba; three men's
+    // morris has none, so the plane is 0).
     let removals = r.pending as f32 / if r.double { 2.0 } else { 1.0 };
     let constants = [
         [r.hand[me] as f32 / pieces, r.hand[opp] as f32 / pieces, removals].as_slice(),
@@ -385,13 +441,14 @@ pub(crate) fn ref_double(rules: &Rules) -> bool {
 }
 
 /// Pieces each player starts with: 9 in nine men's morris, 10 in Lasker's, 12 on twelve's board,
-/// 6 in six men's morris.
+/// 6 in six men's morris, 3 in three men's morris.
 pub(crate) fn ref_pieces(rules: &Rules) -> u8 {
     match rules.variant {
         Variant::Nine => 9,
         Variant::Lasker => 10,
         Variant::Twelve | Variant::Morabaraba => 12,
         Variant::Six => 6,
+        Variant::Three => 3,
     }
 }
 
@@ -500,4 +557,35 @@ fn reference_six_geometry_is_consistent_with_rules_md() {
     }
     // Our names agree with the crate's numbering of six's board.
     assert_eq!(Variant::Six.board().names, REF_SIX_NAMES);
+}
+
+#[test]
+fn reference_three_geometry_is_consistent_with_rules_md() {
+    let coords = |p: usize| {
+        let b = REF_THREE_NAMES[p].as_bytes();
+        ((b[0] - b'a') as i32, (b[1] - b'1') as i32)
+    };
+    // 16 distinct lines, each one step along a rank, a file or a diagonal; the centre touches
+    // every point, the others three.
+    for (i, &(a, b)) in REF_THREE_EDGES.iter().enumerate() {
+        assert!(REF_THREE_EDGES[..i].iter().all(|&e| e != (a, b) && e != (b, a)), "{a}-{b} twice");
+        let ((fa, ra), (fb, rb)) = (coords(a), coords(b));
+        assert!((fa - fb).abs() <= 1 && (ra - rb).abs() <= 1, "line {a}-{b} is not one step");
+    }
+    for (p, name) in REF_THREE_NAMES.iter().enumerate() {
+        let degree = (0..9).filter(|&q| Geometry::Three.adjacent(p, q)).count();
+        assert_eq!(degree, if p == 4 { 8 } else { 3 }, "{name}");
+    }
+    // Each line of three is straight and walks along drawn lines.
+    for l in REF_THREE_LINES {
+        let three = Geometry::Three;
+        assert!(three.adjacent(l[0], l[1]) && three.adjacent(l[1], l[2]) && !three.adjacent(l[0], l[2]));
+        let [(f0, r0), (f1, r1), (f2, r2)] = l.map(coords);
+        assert_eq!((f1 - f0, r1 - r0), (f2 - f1, r2 - r1), "line {l:?} is not straight");
+    }
+    assert_eq!(Variant::Three.board().names, REF_THREE_NAMES);
+    // The moves' numbering: blocks of 16, the last 7 of each never a move.
+    assert_eq!(Geometry::Three.movement(0, 1), 17);
+    assert_eq!(Geometry::Three.movement_points(16 + 16 * 8 + 7), Some((8, 7)));
+    assert_eq!(Geometry::Three.movement_points(16 + 9), None);
 }

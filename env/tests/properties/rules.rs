@@ -26,10 +26,13 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
     let mut hands = [0u8; 2];
     let mut side = rng.below(2) as usize;
     let mut want_pending = rng.below(3) == 0;
+    // Three men's morris has no removals (a line wins), and no room for two lines' pieces.
+    let three = geo == Geometry::Three;
+    want_pending &= !three;
     match rng.below(6) {
         // A double mill one move away: the mover holds the rest of two mills through an empty
         // point, and (hands empty) a piece next to it that may slide in, or places it.
-        5 => {
+        5 if !three => {
             // A point on two mills (every point of the 24-point boards, six's corners).
             let corners: Vec<usize> =
                 (0..geo.n()).filter(|&p| mills.iter().filter(|m| m.contains(&p)).count() >= 2).collect();
@@ -141,6 +144,16 @@ fn synthetic_position(seed: u64, rules: &Rules) -> Position {
                         boards[c] |= 1 << q;
                     }
                 }
+            }
+        }
+    }
+    // Three men's morris removes nothing, so every player always has all 3 pieces, on the
+    // board or in hand.
+    for c in 0..2 {
+        while three && boards[c].count_ones() + (hands[c] as u32) < n as u32 {
+            let q = rng.below(np) as usize;
+            if !has(boards[0] | boards[1], q) {
+                boards[c] |= 1 << q;
             }
         }
     }
@@ -372,6 +385,18 @@ fn perft_matches_the_reference() {
         }
         // Morabaraba's double mills are among the positions compared.
         assert_eq!(double_mills > 0, variant == Variant::Morabaraba, "{variant}: {double_mills}");
+    }
+}
+
+/// Three men's morris's tree is small enough to compare whole: perft to depth 8 from the start
+/// (through placement and two slides or flights each), with and without flying.
+#[test]
+fn perft_three_matches_the_reference_to_depth_8() {
+    for flying in [false, true] {
+        let rules = Rules { flying, ..Rules::three() };
+        let start = RefState::start(&rules);
+        let no_repetition = Rules { threefold_repetition: false, ..rules };
+        assert_eq!(perft(&mut Game::new(rules), 8), ref_perft(&start, &no_repetition, 8), "{rules:?}");
     }
 }
 

@@ -23,15 +23,20 @@ pub(crate) fn map_board(board: &Board, s: Symmetry, b: BitBoard) -> BitBoard {
     BitBoard(out)
 }
 
-/// The image of action `a` of `board` (`0..n` points, `n + n·from + to` moves), decoded here.
+/// The image of action `a` of `board` (`0..n` points, `w + w·from + to` moves, `w` being `n`
+/// rounded up to a multiple of 8 as rules.md numbers them), decoded here. Indices that are no
+/// action map to themselves.
 pub(crate) fn map_action(board: &Board, s: Symmetry, a: usize) -> usize {
     let perm = &board.symmetries[s.index()];
     let n = board.num_points;
+    let w = n.div_ceil(8) * 8;
     if a < n {
         perm[a] as usize
+    } else if a < w || (a - w) % w >= n {
+        a
     } else {
-        let (from, to) = ((a - n) / n, (a - n) % n);
-        n + perm[from] as usize * n + perm[to] as usize
+        let (from, to) = ((a - w) / w, (a - w) % w);
+        w + perm[from] as usize * w + perm[to] as usize
     }
 }
 
