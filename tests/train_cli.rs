@@ -910,3 +910,16 @@ fn a_six_mens_morris_run_records_its_variant_resumes_and_plays_a_match() {
     assert!(!o.status.success(), "a six model under nine's rules");
     assert!(stderr.contains("plays the 'six' variant, but the game is 'nine'"), "{stderr}");
 }
+
+/// Three men's morris through training: its network is sized by its 9 points and 160 actions
+/// (moves in blocks of 16), its shards say variant 5, the run resumes, and its export plays a
+/// match under three's rules and is refused, naming both variants, under six's.
+#[test]
+fn a_three_mens_morris_run_records_its_variant_resumes_and_plays_a_match() {
+    let scratch = scratch();
+    let model = variant_run_resumes_exports_and_plays(scratch.path(), "three", 5, 20);
+    let o = eval(&["match", &model, "random", "--pairs", "1", "--rules", "six"]);
+    let (_, stderr) = text(&o);
+    assert!(!o.status.success(), "a three model under six's rules");
+    assert!(stderr.contains("plays the 'three' variant, but the game is 'six'"), "{stderr}");
+}
