@@ -209,6 +209,26 @@ async fn play_undo_and_view_games_in_headless_chromium() {
     assert!(status.contains("in hand 5 / "), "{status}");
     std::fs::write(shots.join("six.png"), c.screenshot().await.expect("screenshot")).expect("save six.png");
 
+    // Three men's morris: its 9 points and 16 lines (the diagonals through the centre) on the
+    // same square (c1 in the corner), and a placement in the centre gets minimax's answer.
+    click(&c, "#variant option[value=three]").await;
+    click(&c, "#new").await;
+    until("a game of three men's morris", 20, || async {
+        count(&c, "#board line").await == 16 && count(&c, "#moves li").await == 0
+    })
+    .await;
+    assert_eq!(count(&c, "#board circle.point").await, 9);
+    let c1 = c.find(Locator::Css("#board-pt-c1")).await.expect("three's corner c1");
+    let (cx, cy) = (c1.attr("cx").await.unwrap(), c1.attr("cy").await.unwrap());
+    assert_eq!((cx.as_deref(), cy.as_deref()), (Some("650"), Some("650")));
+    click(&c, "#board-pt-b2").await;
+    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
+    assert_eq!(text(&c, "#moves li:nth-child(1)").await, "b2");
+    let status = text(&c, "#status").await;
+    assert!(status.contains("in hand 2 / "), "{status}");
+    std::fs::write(shots.join("three.png"), c.screenshot().await.expect("screenshot"))
+        .expect("save three.png");
+
     // The viewer: the checked-in games, stepped through with the evaluation curve.
     click(&c, "#tab-games").await;
     until("the games list", 10, || async { count(&c, "#game-list tr.row").await == 4 }).await;
