@@ -512,20 +512,36 @@ fn solve_refuses_a_game_larger_than_its_limit_by_name() {
     }
 }
 
+/// `eval strength AGENT --rules RULES --pairs 0 --positions SET`: its accuracy rows (one per source
+/// of the set, in order) and its printed output.
+fn judged_rows(agent: &str, rules: &str, set: &str) -> (Vec<serde_json::Value>, String) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let json = scratch.path().join("strength.json");
+    let o = eval(&[
+        "strength",
+        agent,
+        "--rules",
+        rules,
+        "--pairs",
+        "0",
+        "--positions",
+        set,
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    (report["accuracy"]["rows"].as_array().unwrap().clone(), out)
+}
+
 #[test]
 fn six_mens_morris_agents_are_judged_on_the_stored_solved_set() {
     // data/judged-positions-six.jsonl: written by `morris tablebase solve --rules six --judged`
     // from the whole game's solution; loading checks every position's turns against six's rules.
     let set = concat!(env!("CARGO_MANIFEST_DIR"), "/data/judged-positions-six.jsonl");
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let json = scratch.path().join("strength.json");
-    let args = "strength minimax:depth=2 --rules six --pairs 0 --positions";
-    let o =
-        eval(&[args.split(' ').collect::<Vec<_>>(), vec![set, "--json", json.to_str().unwrap()]].concat());
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
-    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
-    for (row, source) in report["accuracy"]["rows"].as_array().unwrap().iter().zip(["uniform", "placement"]) {
+    let (rows, out) = judged_rows("minimax:depth=2", "six", set);
+    for (row, source) in rows.iter().zip(["uniform", "placement"]) {
         assert_eq!(row["source"], source, "{out}");
         assert_eq!(row["accuracy"]["positions"], 500, "{out}");
         // Six's turns are written with its own point names, so every turn is judged.
@@ -558,14 +574,8 @@ fn three_mens_morris_is_solved_by_the_cli_and_judges_a_perfect_searcher_perfect(
     // depth 10 sees every line to its end (the longest win is 9 actions, the longest loss 10),
     // so it keeps every value.
     let set = concat!(env!("CARGO_MANIFEST_DIR"), "/data/judged-positions-three.jsonl");
-    let report = scratch.path().join("strength.json");
-    let args = "strength minimax:depth=10 --rules three --pairs 0 --positions";
-    let o =
-        eval(&[args.split(' ').collect::<Vec<_>>(), vec![set, "--json", report.to_str().unwrap()]].concat());
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}{err}");
-    let report: serde_json::Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
-    for (row, source) in report["accuracy"]["rows"].as_array().unwrap().iter().zip(["uniform", "placement"]) {
+    let (rows, out) = judged_rows("minimax:depth=10", "three", set);
+    for (row, source) in rows.iter().zip(["uniform", "placement"]) {
         assert_eq!(row["source"], source, "{out}");
         assert_eq!(
             (row["accuracy"]["positions"].as_u64(), row["accuracy"]["kept"].as_u64()),

@@ -78,6 +78,34 @@ async fn click(c: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
+/// Starts a game of `variant` (the opponent as set: minimax) and checks its board, `(points,
+/// lines)`, with `corner` in the bottom-right corner of the square; then places on `first` and
+/// waits for the answer, after which White has `in_hand` left.
+async fn small_board_game(
+    c: &Client,
+    variant: &str,
+    (points, lines): (usize, usize),
+    corner: &str,
+    first: &str,
+    in_hand: u8,
+) {
+    click(c, &format!("#variant option[value={variant}]")).await;
+    click(c, "#new").await;
+    until(&format!("a game of {variant}"), 20, || async {
+        count(c, "#board line").await == lines && count(c, "#moves li").await == 0
+    })
+    .await;
+    assert_eq!(count(c, "#board circle.point").await, points);
+    let pt = c.find(Locator::Css(&format!("#board-pt-{corner}"))).await.expect("the corner point");
+    let (cx, cy) = (pt.attr("cx").await.unwrap(), pt.attr("cy").await.unwrap());
+    assert_eq!((cx.as_deref(), cy.as_deref()), (Some("650"), Some("650")));
+    click(c, &format!("#board-pt-{first}")).await;
+    until("minimax's answer", 30, || async { count(c, "#moves li").await == 2 }).await;
+    assert_eq!(text(c, "#moves li:nth-child(1)").await, first);
+    let status = text(c, "#status").await;
+    assert!(status.contains(&format!("in hand {in_hand} / ")), "{status}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Debian's chromium and chromium-driver; .ci/run runs it with --ignored"]
 async fn play_undo_and_view_games_in_headless_chromium() {
@@ -192,40 +220,11 @@ async fn play_undo_and_view_games_in_headless_chromium() {
 
     // Six men's morris: its 16 points and 20 lines spread over the same square (e1 in the
     // corner where nine's g1 is), and a placement gets minimax's answer.
-    click(&c, "#variant option[value=six]").await;
-    click(&c, "#new").await;
-    until("a game of six men's morris", 20, || async {
-        count(&c, "#board line").await == 20 && count(&c, "#moves li").await == 0
-    })
-    .await;
-    assert_eq!(count(&c, "#board circle.point").await, 16);
-    let e1 = c.find(Locator::Css("#board-pt-e1")).await.expect("six's corner e1");
-    let (cx, cy) = (e1.attr("cx").await.unwrap(), e1.attr("cy").await.unwrap());
-    assert_eq!((cx.as_deref(), cy.as_deref()), (Some("650"), Some("650")));
-    click(&c, "#board-pt-c4").await;
-    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
-    assert_eq!(text(&c, "#moves li:nth-child(1)").await, "c4");
-    let status = text(&c, "#status").await;
-    assert!(status.contains("in hand 5 / "), "{status}");
+    small_board_game(&c, "six", (16, 20), "e1", "c4", 5).await;
     std::fs::write(shots.join("six.png"), c.screenshot().await.expect("screenshot")).expect("save six.png");
-
     // Three men's morris: its 9 points and 16 lines (the diagonals through the centre) on the
     // same square (c1 in the corner), and a placement in the centre gets minimax's answer.
-    click(&c, "#variant option[value=three]").await;
-    click(&c, "#new").await;
-    until("a game of three men's morris", 20, || async {
-        count(&c, "#board line").await == 16 && count(&c, "#moves li").await == 0
-    })
-    .await;
-    assert_eq!(count(&c, "#board circle.point").await, 9);
-    let c1 = c.find(Locator::Css("#board-pt-c1")).await.expect("three's corner c1");
-    let (cx, cy) = (c1.attr("cx").await.unwrap(), c1.attr("cy").await.unwrap());
-    assert_eq!((cx.as_deref(), cy.as_deref()), (Some("650"), Some("650")));
-    click(&c, "#board-pt-b2").await;
-    until("minimax's answer", 30, || async { count(&c, "#moves li").await == 2 }).await;
-    assert_eq!(text(&c, "#moves li:nth-child(1)").await, "b2");
-    let status = text(&c, "#status").await;
-    assert!(status.contains("in hand 2 / "), "{status}");
+    small_board_game(&c, "three", (9, 16), "c1", "b2", 2).await;
     std::fs::write(shots.join("three.png"), c.screenshot().await.expect("screenshot"))
         .expect("save three.png");
 
